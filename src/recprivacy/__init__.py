@@ -1,0 +1,3 @@
+"""recprivacy: measure and reduce privacy leakage in recommender systems."""
+
+__version__ = "0.1.0"

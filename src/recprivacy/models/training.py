@@ -1,0 +1,121 @@
+"""The one small training loop shared by the learned recommenders.
+
+* ``NegativeSampler`` draws items a user has not interacted with, vectorised: candidates are
+  drawn uniformly and the collisions (checked by binary search in the sorted positive keys
+  ``user * n_items + item``) are redrawn until none remain.
+* ``fit_epochs`` runs epochs of mini-batches, evaluates a validation metric every
+  ``eval_every`` epochs, keeps the best weights and stops after ``patience`` evaluations
+  without improvement (early stopping on the validation split, never on test).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+
+from recprivacy.progress import progress
+
+
+class NegativeSampler:
+    """Uniform negatives for each user, excluding the user's positives in ``csr``."""
+
+    def __init__(self, csr: sp.csr_matrix, rng: np.random.Generator, max_rounds: int = 50) -> None:
+        csr = csr.tocsr()
+        self.n_items = csr.shape[1]
+        rows = np.repeat(np.arange(csr.shape[0], dtype=np.int64), np.diff(csr.indptr))
+        self._keys = np.sort(rows * self.n_items + csr.indices.astype(np.int64))
+        self._full = np.diff(csr.indptr) >= self.n_items
+        self.rng = rng
+        self.max_rounds = max_rounds
+
+    def is_positive(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+        keys = users.astype(np.int64) * self.n_items + items
+        pos = np.searchsorted(self._keys, keys)
+        pos = np.minimum(pos, len(self._keys) - 1)
+        return self._keys[pos] == keys if len(self._keys) else np.zeros(len(keys), bool)
+
+    def sample(self, users: np.ndarray, n_neg: int = 1) -> np.ndarray:
+        """``[len(users), n_neg]`` item ids, none of them a positive of its user."""
+        users = np.asarray(users, dtype=np.int64)
+        if self._full[users].any():
+            raise ValueError("a user has interacted with every item; no negative exists")
+        u = np.repeat(users, n_neg)
+        items = self.rng.integers(0, self.n_items, size=len(u))
+        bad = np.flatnonzero(self.is_positive(u, items))
+        for _ in range(self.max_rounds):
+            if len(bad) == 0:
+                break
+            items[bad] = self.rng.integers(0, self.n_items, size=len(bad))
+            bad = bad[self.is_positive(u[bad], items[bad])]
+        for j in bad:  # pathological near-full users only
+            free = np.setdiff1d(np.arange(self.n_items), self._keys_of(u[j]))
+            items[j] = self.rng.choice(free)
+        return items.reshape(len(users), n_neg)
+
+    def _keys_of(self, user: int) -> np.ndarray:
+        lo = np.searchsorted(self._keys, user * self.n_items)
+        hi = np.searchsorted(self._keys, (user + 1) * self.n_items)
+        return self._keys[lo:hi] - user * self.n_items
+
+
+def minibatches(n: int, batch_size: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """Shuffled index batches covering ``range(n)`` once."""
+    perm = rng.permutation(n)
+    for lo in range(0, n, batch_size):
+        yield perm[lo : lo + batch_size]
+
+
+@dataclass
+class TrainingHistory:
+    """What happened during training: losses per epoch and validation scores."""
+
+    losses: list[float] = field(default_factory=list)
+    valid: list[tuple[int, float]] = field(default_factory=list)
+    best_epoch: int = -1
+    best_score: float = -float("inf")
+    stopped_early: bool = False
+
+
+def fit_epochs(
+    module: torch.nn.Module,
+    run_epoch: Callable[[int], float],
+    n_epochs: int,
+    validate: Callable[[], float] | None = None,
+    eval_every: int = 1,
+    patience: int = 5,
+    desc: str = "training",
+) -> TrainingHistory:
+    """Run ``run_epoch(epoch) -> mean loss`` up to ``n_epochs`` times with early stopping.
+
+    With ``validate`` (higher is better), the weights of the best evaluation are restored at
+    the end; training stops after ``patience`` evaluations without improvement.
+    """
+    history = TrainingHistory()
+    best_state = None
+    bad = 0
+    for epoch in progress(range(n_epochs), desc=desc, total=n_epochs):
+        module.train()
+        history.losses.append(float(run_epoch(epoch)))
+        if validate is None or (epoch + 1) % eval_every and epoch + 1 != n_epochs:
+            continue
+        module.eval()
+        with torch.no_grad():
+            score = float(validate())
+        history.valid.append((epoch, score))
+        if score > history.best_score:
+            history.best_score, history.best_epoch, bad = score, epoch, 0
+            best_state = copy.deepcopy(module.state_dict())
+        else:
+            bad += 1
+            if bad >= patience:
+                history.stopped_early = True
+                break
+    if best_state is not None:
+        module.load_state_dict(best_state)
+    module.eval()
+    return history
