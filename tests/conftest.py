@@ -1,0 +1,45 @@
+"""Shared fixtures. Real datasets are found through RECPRIVACY_DATA; with
+RECPRIVACY_REQUIRE_DATA=1 (as in CI) a missing dataset fails the test instead of skipping."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+
+def _data_root() -> Path | None:
+    env = os.environ.get("RECPRIVACY_DATA")
+    if env:
+        return Path(env)
+    guess = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+    return guess if guess.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def data_root() -> Path:
+    """Folder holding the real datasets (``ml-100k/``, ``ml-1m/``, ...)."""
+    root = _data_root()
+    if root is None or not root.is_dir():
+        msg = f"real datasets not found (RECPRIVACY_DATA={os.environ.get('RECPRIVACY_DATA')!r})"
+        if os.environ.get("RECPRIVACY_REQUIRE_DATA") == "1":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return root
+
+
+@pytest.fixture(scope="session")
+def dataset_dir(data_root: Path):
+    """``dataset_dir("ml-100k")`` -> the folder, failing/skipping as data_root does."""
+
+    def get(name: str) -> Path:
+        path = data_root / name
+        if not path.is_dir():
+            msg = f"dataset folder {path} is missing"
+            if os.environ.get("RECPRIVACY_REQUIRE_DATA") == "1":
+                pytest.fail(msg)
+            pytest.skip(msg)
+        return path
+
+    return get
