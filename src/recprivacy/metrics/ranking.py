@@ -183,11 +183,16 @@ def _masked_topk(model: Any, users: np.ndarray, mask: sp.csr_matrix, k: int) -> 
         scores = scores.double()
     if torch.isnan(scores).any():
         raise ValueError("model.score returned NaN scores; expected finite numbers")
-    sub = mask[users]
+    return torch.topk(mask_items(scores, mask, users), k, dim=1).indices
+
+
+def mask_items(scores: torch.Tensor, csr: sp.csr_matrix, users: np.ndarray, value: float = -float("inf")) -> torch.Tensor:
+    """A copy of ``scores`` with each row's items in ``csr[users]`` set to ``value``
+    (row ``r`` of ``scores`` belongs to internal user ``users[r]``)."""
+    sub = csr[np.asarray(users)]
     rows = torch.as_tensor(np.repeat(np.arange(len(users)), np.diff(sub.indptr)))
     cols = torch.as_tensor(sub.indices.astype(np.int64))
-    scores = scores.index_put((rows, cols), torch.tensor(-float("inf"), dtype=scores.dtype))
-    return torch.topk(scores, k, dim=1).indices
+    return scores.index_put((rows, cols), torch.tensor(value, dtype=scores.dtype))
 
 
 def evaluate(

@@ -15,6 +15,7 @@ import torch
 
 from recprivacy.data.interactions import Interactions
 from recprivacy.errors import NotFittedError
+from recprivacy.metrics.ranking import mask_items
 
 
 class Recommender:
@@ -53,9 +54,9 @@ class Recommender:
         out = []
         for lo in range(0, len(users), batch_size):
             batch = users[lo : lo + batch_size]
-            s = self.score(batch).clone()
+            s = self.score(batch)
             if exclude_seen:
-                s = mask_seen(s, self.train_csr_, batch)
+                s = mask_items(s, self.train_csr_, batch)
             out.append(torch.topk(s, min(k, s.shape[1]), dim=1).indices)
         return torch.cat(out) if out else torch.zeros((0, k), dtype=torch.long)
 
@@ -77,10 +78,3 @@ class Recommender:
         if not hasattr(self, "n_items_"):
             raise NotFittedError(f"{type(self).__name__} is not fitted yet: call fit(train) first")
 
-
-def mask_seen(scores: torch.Tensor, csr, users: np.ndarray, value: float = -float("inf")) -> torch.Tensor:
-    """Set the scores of each user's items in ``csr`` (rows = internal user ids) to ``value``."""
-    sub = csr[users]
-    rows = np.repeat(np.arange(len(users)), np.diff(sub.indptr))
-    scores[torch.as_tensor(rows), torch.as_tensor(sub.indices, dtype=torch.long)] = value
-    return scores
