@@ -100,7 +100,9 @@ def test_temporal_split_leave_last():
     assert valid.timestamps[valid.users == 4].tolist() == [np.sort(ts[data.users == 4])[-2]]
     train2, test2 = temporal_split(data, leave_last=2)
     assert per_user((train2, test2), data.n_users)[:5].tolist() == [[1, 0], [1, 1], [3, 2], [8, 2], [13, 2]]
-    assert test2.provenance[-1] == {"step": "split", "method": "temporal", "leave_last": 2, "n_parts": 2, "part": "test"}
+    assert test2.provenance[-1] == {
+        "step": "split", "method": "temporal", "leave_last": 2, "n_parts": 2, "part": "test"
+    }  # fmt: skip
 
 
 def test_temporal_split_argument_errors():
