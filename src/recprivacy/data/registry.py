@@ -1,0 +1,232 @@
+"""Datasets by name: where their files are found and which loader reads them.
+
+Names: ``ml-100k``, ``ml-1m``, ``amazon-<category>`` (e.g. ``amazon-musical-instruments``),
+``s3rec-<beauty|sports|toys|yelp|lastfm>``, ``mind`` (an exposure log, ``load_exposure``),
+``synthetic`` (``recprivacy.data.synthetic.make_synthetic(**options)``). A name may also be a
+path: a ``.csv`` / ``.tsv`` / ``.parquet`` file (options ``user_col`` / ``item_col``, default
+``user_id`` / ``item_id``, and ``rating_col``, ``time_col``, ``sep``), a RecBole ``.inter``
+file, or a folder of RecBole atomic files.
+
+A dataset's folder is searched in this order: ``data_dir`` (the dataset's own folder, or a
+parent holding it under one of its folder names such as ``ml-100k/``), then
+``$RECPRIVACY_DATA``, then the cache (``$RECPRIVACY_CACHE`` or ``~/.cache/recprivacy``).
+MovieLens can be downloaded into the cache with ``download=True``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from recprivacy.data.exposure import ExposureLog
+from recprivacy.data.interactions import Interactions
+from recprivacy.data.loaders import amazon, mind, movielens, recbole, s3rec, tabular
+from recprivacy.data.loaders.download import MOVIELENS_URLS, cache_root, data_hint, download_movielens
+from recprivacy.errors import ConfigError, DataError
+
+_TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".parquet")
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """How to find and read one named dataset.
+
+    ``folders``: folder names searched under each root; ``holds(folder)``: whether a folder
+    is this dataset's own; ``loader(folder, **options)`` reads it.
+    """
+
+    name: str
+    description: str
+    formats: str
+    features: str
+    folders: tuple[str, ...]
+    holds: Callable[[Path], bool]
+    loader: Callable[..., Any]
+    kind: str = "interactions"
+
+
+def _has_any(*patterns: str) -> Callable[[Path], bool]:
+    """A folder test: the folder has a file matching one of the glob ``patterns``."""
+    return lambda folder: folder.is_dir() and any(next(folder.glob(p), None) is not None for p in patterns)
+
+
+def _has_amazon(category: str) -> Callable[[Path], bool]:
+    return lambda folder: (
+        folder.is_dir() and any(amazon.category_slug(p.name) == category for p in folder.glob("*.json*"))
+    )
+
+
+_ML_FEATURES = "user gender, age, occupation, zip_code; item title, genres (ml-100k: release_date)"
+
+SPECS: dict[str, DatasetSpec] = {
+    spec.name: spec
+    for spec in (
+        DatasetSpec(
+            "ml-100k", "MovieLens 100K: 100,000 ratings, 943 users, 1,682 movies",
+            "u.data, u.user, u.item (GroupLens)", _ML_FEATURES, ("ml-100k",), _has_any("u.data"), movielens.load_ml100k,
+        ),
+        DatasetSpec(
+            "ml-1m", "MovieLens 1M: 1,000,209 ratings, 6,040 users (or the partial head of ratings.dat)",
+            "ratings.dat, users.dat, movies.dat (GroupLens)", _ML_FEATURES, ("ml-1m",),
+            _has_any("ratings.dat", movielens.ML1M_PARTIAL_RATINGS), movielens.load_ml1m,
+        ),
+        DatasetSpec(
+            "mind", "MIND news impressions: shown slates, clicks and click histories", "behaviors.tsv (MIND)",
+            "none (news ids as items)", ("mind-small-subset", "mind", "MINDsmall_train"),
+            _has_any("behaviors.tsv", "*/behaviors.tsv"), mind.load_mind, kind="exposure",
+        ),
+    )
+}  # fmt: skip
+"""Fixed names; ``amazon-*`` and ``s3rec-*`` specs are made by ``dataset_spec``."""
+
+
+def dataset_spec(name: str) -> DatasetSpec:
+    """The spec of a dataset name (a ConfigError lists the known names)."""
+    if name in SPECS:
+        return SPECS[name]
+    if name.startswith("amazon-") and len(name) > len("amazon-"):
+        category = name.removeprefix("amazon-")
+        return DatasetSpec(
+            name, f"Amazon 5-core reviews, {category.replace('-', ' ')}", "JSON lines (McAuley lab)",
+            "none", (f"amazon-5core-{category}", name), _has_amazon(category),
+            lambda folder, **o: amazon.load_amazon(folder, category, **o),
+        )  # fmt: skip
+    if name.startswith("s3rec-") and name.removeprefix("s3rec-") in s3rec.S3REC_FILES:
+        key = name.removeprefix("s3rec-")
+        stem = s3rec.S3REC_FILES[key]
+        return DatasetSpec(
+            name, f"S3-Rec sequences, {stem.replace('_', ' ')} (implicit, ordered)", f"{stem}.txt (S3-Rec)",
+            "item attributes", ("s3rec-sequences", "s3rec"), _has_any(f"{stem}.txt"),
+            lambda folder, **o: s3rec.load_s3rec(folder, key, **o),
+        )  # fmt: skip
+    known = sorted(SPECS) + ["amazon-<category>"] + [f"s3rec-{k}" for k in s3rec.S3REC_FILES] + ["synthetic"]
+    raise ConfigError(f"unknown dataset {name!r}; expected one of {known}, or a path to a .csv/.parquet/.inter file")
+
+
+def _roots(data_dir: str | Path | None) -> list[Path]:
+    roots = [Path(data_dir).expanduser()] if data_dir is not None else []
+    if os.environ.get("RECPRIVACY_DATA"):
+        roots.append(Path(os.environ["RECPRIVACY_DATA"]).expanduser())
+    return roots + [cache_root()]
+
+
+def find_data_dir(name: str, data_dir: str | Path | None = None) -> Path | None:
+    """The dataset's folder, or None when no search place holds it."""
+    spec = dataset_spec(name)
+    for root in _roots(data_dir):
+        for folder in (root, *(root / f for f in spec.folders)):
+            if spec.holds(folder):
+                return folder
+    return None
+
+
+def resolve_data_dir(name: str, data_dir: str | Path | None = None) -> Path:
+    """The dataset's folder; a DataError lists where it was looked for and where to put it."""
+    folder = find_data_dir(name, data_dir)
+    if folder is not None:
+        return folder
+    spec = dataset_spec(name)
+    looked = ", ".join(str(r) for r in _roots(data_dir))
+    fetch = ", or pass download=True to fetch it from files.grouplens.org" if name in MOVIELENS_URLS else ""
+    raise DataError(
+        f"dataset {name!r} not found (looked in {looked}); "
+        f"{data_hint(f'a folder {spec.folders[0]}/ holding {spec.formats}')}{fetch}"
+    )
+
+
+def load_dataset(
+    name: str | Path, data_dir: str | Path | None = None, download: bool = False, **options: Any
+) -> Interactions:
+    """Interactions of a named dataset, a table file or a RecBole atomic-file folder.
+
+    ``options`` go to the loader (``synthetic``: ``make_synthetic``; tables: ``load_table``).
+    ``download=True`` fetches a missing MovieLens release into the cache first.
+    """
+    if name == "synthetic":
+        from recprivacy.data.synthetic import make_synthetic
+
+        return make_synthetic(**options)
+    spec = _spec_or_path(name)
+    if isinstance(spec, Path):
+        return _load_path(spec, **options)
+    if spec.kind != "interactions":
+        raise ConfigError(f"{name!r} is an exposure log; load it with load_exposure({name!r})")
+    return spec.loader(_folder(spec, data_dir, download), **options)
+
+
+def load_exposure(name: str, data_dir: str | Path | None = None, **options: Any) -> ExposureLog:
+    """Exposure log (slates, clicks, histories) of a named dataset, e.g. ``mind``."""
+    spec = dataset_spec(name)
+    if spec.kind != "exposure":
+        exposure = [s.name for s in SPECS.values() if s.kind == "exposure"]
+        raise ConfigError(f"{name!r} has no exposure log; exposure datasets: {exposure}")
+    return spec.loader(_folder(spec, data_dir, False), **options)
+
+
+def _folder(spec: DatasetSpec, data_dir: str | Path | None, download: bool) -> Path:
+    folder = find_data_dir(spec.name, data_dir)
+    if folder is not None:
+        return folder
+    if download and spec.name in MOVIELENS_URLS:
+        return download_movielens(spec.name)
+    return resolve_data_dir(spec.name, data_dir)
+
+
+def _spec_or_path(name: str | Path) -> DatasetSpec | Path:
+    """A dataset name's spec, or ``name`` as a path: a Path object, text with a folder
+    separator or a table / atomic-file suffix, or an existing file or folder that is not
+    also a dataset name."""
+    path = Path(name)
+    if isinstance(name, Path) or os.sep in name or path.suffix in (*_TABLE_SUFFIXES, ".inter", ".gz"):
+        return path
+    try:
+        return dataset_spec(name)
+    except ConfigError:
+        if path.exists():
+            return path
+        raise
+
+
+def _load_path(path: Path, **options: Any) -> Interactions:
+    if path.is_dir() or path.suffix == ".inter":
+        return recbole.load_recbole(path, **options)
+    if not path.is_file():
+        raise DataError(f"file not found; {data_hint('the file')}", path)
+    options.setdefault("user_col", "user_id")
+    options.setdefault("item_col", "item_id")
+    return tabular.load_table(path, **options)
+
+
+def list_datasets(data_dir: str | Path | None = None) -> list[dict[str, Any]]:
+    """One row per known dataset: name, description, formats, features, kind, found, path."""
+    names = [*SPECS, "amazon-musical-instruments", *(f"s3rec-{k}" for k in s3rec.S3REC_FILES)]
+    rows = []
+    for name in names:
+        spec = dataset_spec(name)
+        folder = find_data_dir(name, data_dir)
+        rows.append(
+            {
+                "name": name,
+                "description": spec.description,
+                "formats": spec.formats,
+                "features": spec.features,
+                "kind": spec.kind,
+                "found": folder is not None,
+                "path": None if folder is None else str(folder),
+            }
+        )
+    rows.append(
+        {
+            "name": "synthetic",
+            "description": "built-in synthetic interactions with user attributes (make_synthetic)",
+            "formats": "generated",
+            "features": "see recprivacy.data.synthetic",
+            "kind": "interactions",
+            "found": True,
+            "path": None,
+        }
+    )
+    return rows
