@@ -1,0 +1,203 @@
+"""The ``recprivacy`` command line.
+
+    recprivacy audit [--dataset synthetic] [--data-dir PATH] [--model NAME] [--config PATH] [--set k=v] [--out runs]
+    recprivacy train --dataset D --model M [--data-dir PATH] [--set k=v] [--out runs]
+    recprivacy run CONFIG.yaml [--set k=v] [--out DIR]
+    recprivacy datasets list
+    recprivacy datasets describe NAME [--data-dir PATH]
+    recprivacy report RUN_DIR
+
+Bad input (any ``RecPrivacyError``, including invalid configs) prints one line
+``error: <message>`` to stderr and exits with code 2, leaving no run folder behind;
+``recprivacy --debug ...`` shows the traceback instead. After a run, the first table of the
+report (the risk summary of an audit, the test metrics of a training run) is printed with the
+path of the report.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from recprivacy.config import Config, load_config
+from recprivacy.data.registry import list_datasets, load_dataset
+from recprivacy.errors import RecPrivacyError
+from recprivacy.experiments import Results, load_results, run_config
+from recprivacy.experiments.audit import default_audit_config
+from recprivacy.report import write_report
+from recprivacy.report.tables import format_value
+
+app = typer.Typer(
+    name="recprivacy",
+    help="Measure and reduce privacy leakage in recommender systems.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+datasets_app = typer.Typer(help="List the built-in datasets or describe one.", no_args_is_help=True)
+app.add_typer(datasets_app, name="datasets")
+
+_STATE = {"debug": False}
+
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option("--set", help="Override a config key, e.g. --set model.params.n_epochs=5 (repeatable)."),
+]
+OutOption = Annotated[Path | None, typer.Option("--out", help="Folder of run folders (default: output.dir, 'runs').")]
+DataDirOption = Annotated[Path | None, typer.Option("--data-dir", help="Folder holding the dataset files.")]
+
+
+@app.callback()
+def main(debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks instead of one-line errors.")] = False) -> None:
+    """Measure and reduce privacy leakage in recommender systems."""
+    _STATE["debug"] = debug
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn user-facing errors into ``error: <one line>`` and exit code 2 (unless --debug)."""
+    try:
+        yield
+    except (RecPrivacyError, OSError, ValidationError, yaml.YAMLError) as err:
+        if _STATE["debug"]:
+            raise
+        typer.echo(f"error: {' '.join(str(err).split())}", err=True)
+        raise typer.Exit(2) from None
+
+
+# ---------------------------------------------------------------------------- studies
+
+
+@app.command()
+def run(
+    config: Annotated[Path, typer.Argument(help="YAML study configuration.")],
+    set_: SetOption = None,
+    out: OutOption = None,
+) -> None:
+    """Run the study described by a YAML config and write its run folder."""
+    with user_errors():
+        _execute(load_config(config, set_ or []), out)
+
+
+@app.command()
+def audit(
+    dataset: Annotated[str | None, typer.Option("--dataset", help="Dataset name or path (default: synthetic).")] = None,
+    data_dir: DataDirOption = None,
+    model: Annotated[str | None, typer.Option("--model", help="Target recommender (default: bpr).")] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="Audit config to start from.")] = None,
+    set_: SetOption = None,
+    out: OutOption = None,
+) -> None:
+    """Train a target recommender, run every audit section, write one report."""
+    with user_errors():
+        _execute(_command_config(config, default_audit_config(), dataset, data_dir, model, set_ or []), out)
+
+
+@app.command()
+def train(
+    dataset: Annotated[str, typer.Option("--dataset", help="Dataset name or path.")] = "synthetic",
+    model: Annotated[str, typer.Option("--model", help="Recommender name.")] = "bpr",
+    data_dir: DataDirOption = None,
+    set_: SetOption = None,
+    out: OutOption = None,
+) -> None:
+    """Fit one recommender and evaluate it with full-ranking metrics."""
+    with user_errors():
+        _execute(_command_config(None, {"study": "train"}, dataset, data_dir, model, set_ or []), out)
+
+
+def _command_config(
+    path: Path | None,
+    base: Mapping[str, Any],
+    dataset: str | None,
+    data_dir: Path | None,
+    model: str | None,
+    overrides: Sequence[str],
+) -> Config:
+    """Config from a file (or ``base``), then the command's options, then ``--set``.
+
+    ``--model`` keeps the configured hyperparameters when it names the configured model and
+    starts from the new model's defaults otherwise. Without a file, the run is named
+    ``<study>-<dataset>-<model>``.
+    """
+    start = load_config(path, base=base)
+    updates: dict[str, Any] = {}
+    if dataset is not None:
+        updates["dataset.name"] = dataset
+    if data_dir is not None:
+        updates["dataset.data_dir"] = str(data_dir)
+    if model is not None and model != start.model.name:
+        updates["model.name"] = model
+        updates["model.params"] = {}
+    if path is None:
+        data_name = Path(dataset).name if dataset else start.dataset.name
+        updates["name"] = _slug(f"{start.study}-{data_name}-{model or start.model.name}")
+    return load_config(path, overrides, updates=updates, base=base)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "run"
+
+
+def _execute(config: Config, out: Path | None) -> None:
+    results, run_dir = run_config(config, out)
+    _print_headline(results)
+    Console().print(f"Run written to [bold]{run_dir}[/bold]\nReport: {run_dir / 'report.html'}")
+
+
+def _print_headline(results: Results) -> None:
+    """The first table of the first section, as the report shows it."""
+    names = next((s.tables for s in results.sections if s.tables), [])
+    if names:
+        table = results.tables[names[0]]
+        _print_rows(table.caption or names[0], table.columns, table.rows)
+
+
+def _print_rows(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    table = RichTable(title=title, title_justify="left")
+    for i, column in enumerate(columns):
+        table.add_column(str(column), no_wrap=i == 0)
+    for row in rows:
+        table.add_row(*(format_value(v) for v in row))
+    Console().print(table)
+
+
+# ---------------------------------------------------------------------------- datasets and reports
+
+
+@datasets_app.command("list")
+def datasets_list(data_dir: DataDirOption = None) -> None:
+    """The datasets recprivacy can load by name, and whether their files were found."""
+    with user_errors():
+        entries = list_datasets(data_dir)
+        columns = ["name", "kind", "found", "description", "features"]
+        _print_rows("Datasets", columns, [[entry[c] for c in columns] for entry in entries])
+
+
+@datasets_app.command("describe")
+def datasets_describe(
+    name: Annotated[str, typer.Argument(help="Dataset name or path.")],
+    data_dir: DataDirOption = None,
+) -> None:
+    """Load a dataset and show its size, density and features."""
+    with user_errors():
+        info = load_dataset(name, None if data_dir is None else str(data_dir)).describe()
+        rows = [[k, ", ".join(map(str, v)) if isinstance(v, list) else v] for k, v in info.items()]
+        _print_rows(f"Dataset {name}", ["", "value"], rows)
+
+
+@app.command()
+def report(run_dir: Annotated[Path, typer.Argument(help="A run folder (holding results.json).")]) -> None:
+    """Render report.md and report.html of a run folder again from its results.json."""
+    with user_errors():
+        paths = write_report(load_results(run_dir).to_document(), run_dir)
+        Console().print(f"Report: {paths['html']}\nMarkdown: {paths['markdown']}")

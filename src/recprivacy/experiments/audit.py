@@ -1,0 +1,332 @@
+"""The ``audit`` study: train a target recommender, run every registered audit section, and
+open the report with a risk summary.
+
+An audit *section* is a function ``fn(ctx: AuditContext, out: SectionWriter) -> None``. It reads
+the prepared data, the fitted target and its own validated options from ``ctx``, and writes Markdown
+text, tables, figures, metrics and risk rows through ``out`` (names are prefixed with the section
+key, so sections never collide). A module adds one at import time::
+
+    class MembershipAuditOptions(StudyOptions):
+        n_shadow: int = 2
+
+    def membership_section(ctx: AuditContext, out: SectionWriter) -> None:
+        ...
+        out.add_risk("user-level membership inference", "ROC AUC", auc, 0.5, verdict)
+
+    register_audit_section("membership", membership_section, "Membership inference",
+                           MembershipAuditOptions, order=10)
+
+Users pick sections and set their options under ``study_options``::
+
+    study: audit
+    study_options:
+      sections: [utility, membership]     # default: every registered section
+      membership: {n_shadow: 4}
+
+The risk summary table has one row per risk a section reports (columns: attack, metric, value,
+blind guess, verdict). Planned attack sections that are not registered in this version are named
+in a note under the table; no row is ever made up for them.
+
+The built-in ``utility`` section reports the target's full-ranking accuracy against the
+expectation of a uniformly random ranking, and how concentrated its recommendations are on
+popular items compared with the training data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from pydantic import ConfigDict, PositiveInt
+
+from recprivacy.config import Config, StudyOptions, validate_options
+from recprivacy.errors import ConfigError
+from recprivacy.experiments.results import Results
+from recprivacy.experiments.runner import new_results, register_study
+from recprivacy.experiments.train import PreparedData, describe_target, fit_model, metrics_rows, prepare_data, test_metrics
+from recprivacy.models.base import Recommender
+from recprivacy.report.figures import line_plot
+
+#: attack sections the design plans; named as "not yet available" while unregistered
+PLANNED_SECTIONS = {
+    "membership": "user-level membership inference (paper 001)",
+    "exposure": "exposure leakage from what users were shown (paper 000)",
+    "attribute": "attribute inference against federated GCN recommenders (paper 004)",
+}
+RISK_COLUMNS = ["attack", "metric", "value", "blind guess", "verdict"]
+
+
+def default_audit_config() -> dict[str, Any]:
+    """What ``recprivacy audit`` runs without ``--config`` (``configs/audit/default.yaml``
+    holds the same): BPR-MF with its default hyperparameters on the built-in synthetic
+    dataset (about 30 s on two CPU cores, early stopping after ~135 epochs)."""
+    return {
+        "name": "audit",
+        "study": "audit",
+        "seed": 0,
+        "dataset": {"name": "synthetic"},
+        "model": {"name": "bpr", "params": {}},
+        "eval": {"ks": [10, 20]},
+    }
+
+
+# ---------------------------------------------------------------------------- sections
+
+
+@dataclass(frozen=True)
+class AuditContext:
+    """What a section may use: the config, the prepared data, the fitted target and the
+    section's own validated options."""
+
+    config: Config
+    data: PreparedData
+    model: Recommender
+    options: Any
+
+
+@dataclass(frozen=True)
+class Risk:
+    """One row of the risk summary."""
+
+    attack: str
+    metric: str
+    value: float
+    blind_guess: float
+    verdict: str
+
+
+@dataclass
+class SectionWriter:
+    """Collects one section's output into the run's ``Results`` (names prefixed ``<key>-``)."""
+
+    key: str
+    results: Results
+    text: str = ""
+    tables: list[str] = field(default_factory=list)
+    figures: list[str] = field(default_factory=list)
+    risks: list[Risk] = field(default_factory=list)
+
+    def write(self, markdown: str) -> None:
+        """Append a paragraph of Markdown text."""
+        self.text = f"{self.text}\n\n{markdown}".strip()
+
+    def add_table(self, name: str, columns: list[str], rows: list[list], caption: str = "") -> None:
+        self.tables.append(self.results.add_table(f"{self.key}-{name}", columns, rows, caption))
+
+    def add_figure(self, name: str, png: bytes, caption: str = "") -> None:
+        self.figures.append(self.results.add_figure(f"{self.key}-{name}", png, caption))
+
+    def add_metric(self, name: str, value: float) -> None:
+        self.results.metrics[f"{self.key}/{name}"] = float(value)
+
+    def add_risk(self, attack: str, metric: str, value: float, blind_guess: float, verdict: str) -> None:
+        self.risks.append(Risk(attack, metric, float(value), float(blind_guess), verdict))
+
+
+SectionFn = Callable[[AuditContext, SectionWriter], None]
+
+
+@dataclass(frozen=True)
+class AuditSection:
+    """A registered audit section."""
+
+    name: str
+    run: SectionFn
+    title: str
+    options: type[StudyOptions]
+    order: int
+
+
+_SECTIONS: dict[str, AuditSection] = {}
+
+
+def register_audit_section(
+    name: str, run: SectionFn, title: str, options: type[StudyOptions] = StudyOptions, order: int = 100
+) -> AuditSection:
+    """Add a section to every audit (sections run and appear by ``order``, then name)."""
+    if name == "sections" or not name.isidentifier():
+        raise ValueError(f"audit section name {name!r} must be an identifier other than 'sections'")
+    if name in _SECTIONS and _SECTIONS[name].run is not run:
+        raise ValueError(f"audit section {name!r} is already registered by {_SECTIONS[name].run.__module__}")
+    section = AuditSection(name, run, title, options, order)
+    _SECTIONS[name] = section
+    return section
+
+
+def audit_sections() -> list[AuditSection]:
+    """Registered sections in report order."""
+    return sorted(_SECTIONS.values(), key=lambda s: (s.order, s.name))
+
+
+class AuditOptions(StudyOptions):
+    """``sections``: which sections to run (default all); every other key is a section name
+    holding that section's options."""
+
+    model_config = ConfigDict(extra="allow")
+
+    sections: list[str] | None = None
+
+
+def plan_sections(options: AuditOptions) -> list[tuple[AuditSection, Any]]:
+    """The sections to run with their validated options (ConfigError on unknown names)."""
+    known = {s.name: s for s in audit_sections()}
+    registered = ", ".join(known)
+    for name in (options.sections or []) + list(options.model_extra or {}):
+        if name not in known:
+            where = "study_options.sections" if name in (options.sections or []) else f"study_options.{name}"
+            raise ConfigError(f"{where}: unknown audit section {name!r}; registered sections: {registered}")
+    chosen = [s for s in known.values() if options.sections is None or s.name in options.sections]
+    extra = options.model_extra or {}
+    return [(s, validate_options(s.options, extra.get(s.name) or {}, ("study_options", s.name))) for s in chosen]
+
+
+# ---------------------------------------------------------------------------- the study
+
+
+def run_audit(config: Config, options: AuditOptions) -> Results:
+    """The ``audit`` study (see module docstring)."""
+    plan = plan_sections(options)
+    results = new_results(config)
+    data = prepare_data(config, results)
+    model = fit_model(config, data, results)
+    writers = []
+    for section, section_options in plan:
+        out = SectionWriter(section.name, results)
+        with results.timed(f"section:{section.name}"):
+            section.run(AuditContext(config, data, model, section_options), out)
+        writers.append((section, out))
+    _add_risk_summary(results, [out for _, out in writers], [s.name for s, _ in plan])
+    describe_target(config, data, model, results)
+    for section, out in writers:
+        results.add_section(section.title, out.text, out.tables, out.figures)
+    return results
+
+
+def _add_risk_summary(results: Results, writers: list[SectionWriter], ran: list[str]) -> None:
+    rows = [[r.attack, r.metric, r.value, r.blind_guess, r.verdict] for out in writers for r in out.risks]
+    table = results.add_table("risk_summary", RISK_COLUMNS, rows, "One row per measured risk; blind guess = what an uninformed guess scores")
+    text = [
+        "Each row is one measurement: the attack (or, for utility, the target's own accuracy), the metric, "
+        "the value measured on this run, what a blind guess scores on the same metric, and a verdict."
+    ]
+    missing = [desc for name, desc in PLANNED_SECTIONS.items() if name not in _SECTIONS]
+    if missing:
+        text.append("Not yet available in this version of recprivacy (no rows above): " + "; ".join(missing) + ".")
+    skipped = [s.name for s in audit_sections() if s.name not in ran]
+    if skipped:
+        text.append("Registered but not selected by `study_options.sections`: " + ", ".join(skipped) + ".")
+    results.add_section("Risk summary", "\n\n".join(text), [table])
+
+
+# ---------------------------------------------------------------------------- utility section
+
+
+class UtilityOptions(StudyOptions):
+    """``k``: length of the recommendation lists whose item popularity is analysed."""
+
+    k: PositiveInt = 10
+
+
+def random_ranking_expectation(test: sp.csr_matrix, masked: sp.csr_matrix, k: int) -> dict[str, float]:
+    """Expected Recall@k and NDCG@k of a uniformly random ranking of each user's candidates.
+
+    User u has ``C`` candidate (unmasked) items, ``T`` test items of which ``T_c`` are
+    candidates. Every rank holds a relevant item with probability ``T_c / C``, so with
+    ``k' = min(k, C)`` and ``D(n) = sum_{j<=n} 1 / log2(j + 1)``:
+
+        E[Recall@k] = k' T_c / (C T)        E[NDCG@k] = (T_c / C) D(k') / D(min(T, k))
+
+    averaged over users with ``T >= 1`` (the same users ``metrics.ranking.evaluate`` averages).
+    """
+    n_items = test.shape[1]
+    test = (test != 0).astype(np.int64).tocsr()
+    masked = (masked != 0).astype(np.int64).tocsr()
+    t = np.diff(test.indptr)
+    users = t > 0
+    overlap = np.asarray(test.multiply(masked).sum(axis=1)).ravel()
+    c = n_items - np.diff(masked.indptr)
+    t, tc, c = t[users], (t - overlap)[users], c[users]
+    kk = np.minimum(k, c)
+    d = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(np.arange(2, max(k, 1) + 2)))))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        recall = np.where(c > 0, kk * tc / (c * t), 0.0)
+        ndcg = np.where(c > 0, tc / c * d[kk] / d[np.minimum(t, k)], 0.0)
+    return {"recall": float(recall.mean()), "ndcg": float(ndcg.mean())}
+
+
+def popularity_curves(train_counts: np.ndarray, recommended: np.ndarray) -> dict[str, np.ndarray]:
+    """Cumulative shares over the catalogue sorted from most to least popular in training.
+
+    ``x[j]`` = fraction of the catalogue in the ``j + 1`` most popular items; ``train[j]`` and
+    ``recs[j]`` = share of training interactions / recommendation slots those items receive.
+    """
+    n = len(train_counts)
+    order = np.argsort(-train_counts, kind="stable")
+    rec_counts = np.bincount(recommended.ravel(), minlength=n)
+    return {
+        "x": np.arange(1, n + 1) / n,
+        "train": np.cumsum(train_counts[order]) / max(train_counts.sum(), 1),
+        "recs": np.cumsum(rec_counts[order]) / max(rec_counts.sum(), 1),
+        "coverage": np.array((rec_counts > 0).mean()),
+    }
+
+
+def utility_section(ctx: AuditContext, out: SectionWriter) -> None:
+    """Target accuracy vs a random ranking, and popularity of what it recommends."""
+    ks = ctx.config.eval.ks
+    data = ctx.data
+    metrics = test_metrics(ctx.model, data, ks)
+    masked = data.train.to_csr() + data.valid.to_csr()
+    blind = {k: random_ranking_expectation(data.test.to_csr(), masked, k) for k in ks}
+    for name, value in metrics.items():
+        out.add_metric(name, value)
+    columns, rows = metrics_rows(metrics, ks)
+    rows += [[f"{m} (random ranking)"] + [blind[k][m] for k in ks] for m in ("recall", "ndcg")]
+    out.add_table("metrics", columns, rows, f"Test metrics over {int(metrics['n_users'])} users; random ranking = expectation")
+    k0 = ks[0]
+    for m, label in (("recall", "Recall"), ("ndcg", "NDCG")):
+        value, guess = metrics[f"{m}@{k0}"], blind[k0][m]
+        out.add_risk("utility of the target (not an attack)", f"{label}@{k0}", value, guess, _utility_verdict(value, guess))
+    out.write(
+        f"Full ranking over all {data.full.n_items} items with each user's training and validation items masked. "
+        "The random-ranking rows give the exact expectation of a uniformly random order of the same candidates."
+    )
+    _popularity_analysis(ctx, out)
+
+
+def _utility_verdict(value: float, blind: float) -> str:
+    ratio = value / blind if blind > 0 else float("inf")
+    if ratio < 1.5:
+        return "barely better than random: check training before trusting the attack results"
+    return f"useful: {ratio:.1f}x a random ranking"
+
+
+def _popularity_analysis(ctx: AuditContext, out: SectionWriter) -> None:
+    k = ctx.options.k
+    users = np.unique(ctx.data.test.users)
+    recs = ctx.model.recommend(users, k).numpy()
+    curves = popularity_curves(ctx.data.train.item_counts(), recs)
+    top = max(1, int(round(0.1 * len(curves["x"])))) - 1
+    out.add_metric(f"coverage@{k}", float(curves["coverage"]))
+    out.add_metric(f"top10pct_share_recs@{k}", curves["recs"][top])
+    out.add_metric("top10pct_share_train", curves["train"][top])
+    png = line_plot(
+        {"training interactions": (curves["x"], curves["train"]), f"top-{k} recommendations": (curves["x"], curves["recs"])},
+        "fraction of catalogue (most popular items first)",
+        "cumulative share",
+    )
+    out.add_figure("popularity", png, f"Where training interactions and top-{k} recommendations fall on the popularity curve.")
+    out.write(
+        f"**Popularity of recommendations.** The 10% most popular items hold {curves['train'][top]:.1%} of the training "
+        f"interactions and receive {curves['recs'][top]:.1%} of the top-{k} recommendation slots; "
+        f"{float(curves['coverage']):.1%} of the catalogue is recommended to at least one of {len(users)} users. "
+        "Lists close to the popularity curve say little about an individual user; lists that reach further into the "
+        "long tail are more personal, which is the signal membership and attribute inference work from."
+    )
+
+
+register_audit_section("utility", utility_section, "Utility of the target recommender", UtilityOptions, order=0)
+register_study("audit", run_audit, AuditOptions, "train a target recommender and run every audit section")

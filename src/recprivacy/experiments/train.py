@@ -1,0 +1,158 @@
+"""The ``train`` study: prepare a dataset, fit one recommender, evaluate it on test.
+
+Steps (each timed in ``Results.timings``):
+
+1. load the dataset (``recprivacy.data.registry.load_dataset``) and preprocess it;
+2. split it into train / validation / test (``random``: per-user random fractions with the
+   config seed; ``temporal``: by time);
+3. fit the model on train, with the validation split driving early stopping where the model
+   supports it (``model.params.seed`` defaults to the config seed);
+4. full-ranking evaluation on test over all items, each user's training *and validation*
+   items masked (``metrics.ranking.evaluate(..., exclude=valid)``).
+
+``prepare_data``, ``fit_model``, ``test_metrics`` and ``describe_target`` are reused by the
+audit and by later studies, so every study prepares data and targets the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from recprivacy.config import Config, SplitConfig, StudyOptions
+from recprivacy.data.interactions import Interactions
+from recprivacy.data.preprocess import preprocess
+from recprivacy.data.registry import load_dataset
+from recprivacy.data.split import random_split, temporal_split
+from recprivacy.experiments.results import Results
+from recprivacy.experiments.runner import new_results, register_study
+from recprivacy.metrics.ranking import evaluate
+from recprivacy.models import make_model
+from recprivacy.models.base import Recommender
+from recprivacy.report.figures import line_plot
+
+METRIC_NAMES = ("recall", "ndcg", "mrr", "hit", "precision")
+
+
+@dataclass(frozen=True)
+class PreparedData:
+    """The preprocessed dataset and its three splits (same id spaces)."""
+
+    full: Interactions
+    train: Interactions
+    valid: Interactions
+    test: Interactions
+
+
+def prepare_data(config: Config, results: Results) -> PreparedData:
+    """Load, preprocess and split the configured dataset; records its fingerprint and seeds."""
+    ds = config.dataset
+    with results.timed("load_data"):
+        data = load_dataset(ds.name, ds.data_dir, **ds.options)
+    with results.timed("preprocess"):
+        p = ds.preprocessing
+        data = preprocess(data, implicit_threshold=p.implicit_threshold, kcore=p.kcore, min_user=p.min_user, dedup=p.dedup)
+    with results.timed("split"):
+        train, valid, test = split_data(data, ds.split, config.seed)
+    results.dataset = data.fingerprint()
+    if "seed" in ds.options:
+        results.seeds["data"] = int(ds.options["seed"])
+    if ds.split.kind == "random":
+        results.seeds["split"] = config.seed
+    return PreparedData(data, train, valid, test)
+
+
+def split_data(data: Interactions, split: SplitConfig, seed: int) -> tuple[Interactions, Interactions, Interactions]:
+    """Train / validation / test as configured."""
+    if split.kind == "random":
+        return random_split(data, ratios=split.ratios, seed=seed)
+    if split.leave_last is not None:
+        return temporal_split(data, leave_last=split.leave_last, n_parts=3)
+    return temporal_split(data, ratios=split.ratios)
+
+
+def fit_model(config: Config, data: PreparedData, results: Results) -> Recommender:
+    """Build the configured model (seeded with the config seed unless its params set one)
+    and fit it on train with validation for early stopping."""
+    params = {"seed": config.seed, **config.model.params}
+    model = make_model(config.model.name, **params)
+    with results.timed("fit"):
+        model.fit(data.train, data.valid)
+    results.seeds["model"] = int(params["seed"])
+    return model
+
+
+def test_metrics(model: Recommender, data: PreparedData, ks: Sequence[int]) -> dict[str, float]:
+    """Full-ranking test metrics (train and validation items masked)."""
+    return {k: float(v) for k, v in evaluate(model, data.test, ks=ks, exclude=data.valid).items()}
+
+
+def metrics_rows(metrics: dict[str, float], ks: Sequence[int]) -> tuple[list[str], list[list]]:
+    """Columns ``metric, @k...`` and one row per ranking metric."""
+    columns = ["metric"] + [f"@{k}" for k in ks]
+    rows = [[name] + [metrics[f"{name}@{k}"] for k in ks] for name in METRIC_NAMES]
+    return columns, rows
+
+
+def describe_target(config: Config, data: PreparedData, model: Recommender, results: Results) -> str:
+    """Add a section on the data splits, the model and its training; returns its title."""
+    splits = [("all (preprocessed)", data.full), ("train", data.train), ("validation", data.valid), ("test", data.test)]
+    rows = [[name, int((part.user_counts() > 0).sum()), int((part.item_counts() > 0).sum()), len(part)] for name, part in splits]
+    tables = [
+        results.add_table("data_splits", ["split", "users", "items", "interactions"], rows,
+                          f"{data.full.name}: {data.full.n_users} users x {data.full.n_items} items, density {data.full.density:.4%}"),
+        results.add_table("model_params", ["parameter", "value"], _param_rows(model), f"{type(model).__name__} hyperparameters"),
+    ]
+    text, figures = _training_summary(model, results)
+    split = config.dataset.split
+    how = f"{split.kind} split " + (f"(last {split.leave_last} per user held out)" if split.leave_last else f"{list(split.ratios)}")
+    title = "Data and model"
+    results.add_section(title, f"Dataset `{data.full.name}`, {how}. Model `{config.model.name}`. {text}", tables, figures)
+    return title
+
+
+def _param_rows(model: Recommender) -> list[list]:
+    return [[k, v if isinstance(v, (int, float, str, bool)) or v is None else str(v)] for k, v in model.get_params().items()]
+
+
+def _training_summary(model: Recommender, results: Results) -> tuple[str, list[str]]:
+    """Text and curves from ``model.history_`` when the model trains iteratively."""
+    history = getattr(model, "history_", None)
+    if history is None or not history.losses:
+        return "The model has no iterative training (closed form or counting).", []
+    epochs = range(1, len(history.losses) + 1)
+    figures = [results.add_figure("training_loss",
+                                  line_plot({"training loss": (epochs, history.losses)}, "epoch", "mean loss"),
+                                  "Training loss per epoch.")]
+    text = f"Trained {len(history.losses)} epochs"
+    if history.valid:
+        x = [e + 1 for e, _ in history.valid]
+        y = [s for _, s in history.valid]
+        figures.append(results.add_figure("validation",
+                                          line_plot({"validation": (x, y)}, "epoch", "validation metric", markers=True),
+                                          "Validation metric used for early stopping (higher is better)."))
+        text += f"; best validation score {history.best_score:.4f} at epoch {history.best_epoch + 1}"
+        text += ", stopped early" if history.stopped_early else ""
+    return text + ".", figures
+
+
+def run_train(config: Config, options: StudyOptions) -> Results:
+    """The ``train`` study (see module docstring)."""
+    results = new_results(config)
+    data = prepare_data(config, results)
+    model = fit_model(config, data, results)
+    with results.timed("evaluate"):
+        metrics = test_metrics(model, data, config.eval.ks)
+    results.metrics.update(metrics)
+    columns, rows = metrics_rows(metrics, config.eval.ks)
+    table = results.add_table("metrics", columns, rows, f"Test metrics of {config.model.name} over {int(metrics['n_users'])} users")
+    results.add_section(
+        "Test metrics",
+        f"Full ranking over all {data.full.n_items} items; each user's training and validation items are masked.",
+        [table],
+    )
+    describe_target(config, data, model, results)
+    return results
+
+
+register_study("train", run_train, StudyOptions, "fit one recommender and evaluate it with full-ranking metrics")

@@ -1,0 +1,141 @@
+"""The recprivacy command line end to end on a tiny synthetic dataset."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from recprivacy.cli import app
+from recprivacy.errors import ConfigError
+
+TINY = [
+    "--set", "dataset.options.n_users=80",
+    "--set", "dataset.options.n_items=120",
+    "--set", "dataset.options.n_interactions=2400",
+    "--set", "model.params.n_epochs=3",
+    "--set", "model.params.eval_every=1",
+]  # fmt: skip
+
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def only_run(out: Path) -> Path:
+    (run,) = [p for p in out.iterdir()]
+    return run
+
+
+def assert_one_line_error(result, *fragments: str) -> None:
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+    assert "Traceback" not in result.output
+
+
+@pytest.fixture(scope="module")
+def audit_run(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("audit") / "runs"
+    result = invoke("audit", "--out", out, *TINY)
+    assert result.exit_code == 0, result.output
+    assert "Run written to" in result.stdout
+    return only_run(out)
+
+
+def test_datasets_list_names_builtin_and_real_datasets():
+    result = invoke("datasets", "list")
+    assert result.exit_code == 0, result.output
+    for name in ("synthetic", "ml-100k", "ml-1m", "s3rec-beauty"):
+        assert name in result.stdout
+
+
+def test_datasets_describe_synthetic():
+    result = invoke("datasets", "describe", "synthetic")
+    assert result.exit_code == 0, result.output
+    assert "943" in result.stdout and "1682" in result.stdout and "gender" in result.stdout
+
+
+def test_train_writes_a_run_with_metrics(tmp_path):
+    out = tmp_path / "runs"
+    result = invoke("train", "--dataset", "synthetic", "--model", "bpr", "--out", out, *TINY)
+    assert result.exit_code == 0, result.output
+    run = only_run(out)
+    assert run.name.endswith("-train-synthetic-bpr")
+    doc = json.loads((run / "results.json").read_text())
+    assert doc["study"] == "train"
+    assert doc["dataset"]["users"] == 80
+    assert 0.0 <= doc["metrics"]["recall@10"] <= 1.0
+    assert doc["seeds"] == {"split": 0, "model": 0, "seed": 0}
+    assert {"load_data", "split", "fit", "evaluate"} <= set(doc["timings"])
+    assert [s["title"] for s in doc["sections"]] == ["Test metrics", "Data and model"]
+    assert (run / "figures" / "training_loss.png").is_file()
+    assert "recall" in result.stdout
+    again = invoke("train", "--dataset", "synthetic", "--model", "bpr", "--out", tmp_path / "again", *TINY)
+    assert json.loads((only_run(tmp_path / "again") / "results.json").read_text())["metrics"] == doc["metrics"]
+
+
+def test_audit_report_opens_with_the_risk_summary(audit_run):
+    doc = json.loads((audit_run / "results.json").read_text())
+    assert audit_run.name.endswith("-audit-synthetic-bpr")
+    assert [s["title"] for s in doc["sections"]][:2] == ["Risk summary", "Data and model"]
+    risks = doc["tables"]["risk_summary"]
+    assert risks["columns"] == ["attack", "metric", "value", "blind guess", "verdict"]
+    assert [row[1] for row in risks["rows"]] == ["Recall@10", "NDCG@10"]
+    recall, blind = risks["rows"][0][2:4]
+    assert recall == doc["metrics"]["utility/recall@10"]
+    assert 0 < blind < 1
+    summary = doc["sections"][0]["text"]
+    assert "Not yet available" in summary and "membership inference" in summary
+    html = (audit_run / "report.html").read_text()
+    assert html.count("data:image/png;base64,") == len(doc["figures"]) >= 2
+    assert "Risk summary" in html
+
+
+def test_report_rerenders_from_results_json(audit_run):
+    html = (audit_run / "report.html").read_text()
+    (audit_run / "report.html").unlink()
+    (audit_run / "report.md").unlink()
+    result = invoke("report", audit_run)
+    assert result.exit_code == 0, result.output
+    assert (audit_run / "report.html").read_text() == html
+    assert (audit_run / "report.md").is_file()
+
+
+def test_bad_config_is_one_line_and_writes_nothing(tmp_path):
+    config = tmp_path / "bad.yaml"
+    config.write_text("study: train\nmodle: {name: bpr}\n")
+    out = tmp_path / "runs"
+    result = invoke("run", config, "--out", out)
+    assert_one_line_error(result, f"{config}:2", "unknown key 'modle'", "allowed keys:")
+    assert not out.exists()
+
+
+def test_unknown_study_and_section_options_are_config_errors(tmp_path):
+    config = tmp_path / "s.yaml"
+    config.write_text("study: nosuch\n")
+    assert_one_line_error(invoke("run", config, "--out", tmp_path / "o"), "unknown study 'nosuch'", "audit, train")
+    result = invoke("audit", "--out", tmp_path / "o", "--set", "study_options.utility.kk=3")
+    assert_one_line_error(result, "unknown key 'kk' in study_options.utility; allowed keys: k")
+    assert not (tmp_path / "o").exists()
+
+
+def test_missing_data_file_is_one_line(tmp_path):
+    missing = tmp_path / "nowhere" / "ratings.csv"
+    result = invoke("train", "--dataset", missing, "--out", tmp_path / "runs")
+    assert_one_line_error(result, str(missing), "not found")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_debug_shows_the_exception(tmp_path):
+    config = tmp_path / "bad.yaml"
+    config.write_text("modle: 1\n")
+    result = invoke("--debug", "run", config)
+    assert isinstance(result.exception, ConfigError)
+    assert result.exit_code == 1
