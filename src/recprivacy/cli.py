@@ -179,7 +179,7 @@ def datasets_list(data_dir: DataDirOption = None) -> None:
     """The datasets recprivacy can load by name, and whether their files were found."""
     with user_errors():
         entries = list_datasets(data_dir)
-        columns = ["name", "kind", "found", "description", "features"]
+        columns = ["name", "kind", "found", "description"]
         _print_rows("Datasets", columns, [[entry[c] for c in columns] for entry in entries])
 
 

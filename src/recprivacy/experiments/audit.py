@@ -289,7 +289,7 @@ def utility_section(ctx: AuditContext, out: SectionWriter) -> None:
     k0 = ks[0]
     for m, label in (("recall", "Recall"), ("ndcg", "NDCG")):
         value, guess = metrics[f"{m}@{k0}"], blind[k0][m]
-        out.add_risk("utility of the target (not an attack)", f"{label}@{k0}", value, guess, _utility_verdict(value, guess))
+        out.add_risk("target utility (reference, not an attack)", f"{label}@{k0}", value, guess, _utility_verdict(value, guess))
     out.write(
         f"Full ranking over all {data.full.n_items} items with each user's training and validation items masked. "
         "The random-ranking rows give the exact expectation of a uniformly random order of the same candidates."
@@ -301,7 +301,7 @@ def _utility_verdict(value: float, blind: float) -> str:
     ratio = value / blind if blind > 0 else float("inf")
     if ratio < 1.5:
         return "barely better than random: check training before trusting the attack results"
-    return f"useful: {ratio:.1f}x a random ranking"
+    return f"useful: {ratio:.1f}x random"
 
 
 def _popularity_analysis(ctx: AuditContext, out: SectionWriter) -> None:
