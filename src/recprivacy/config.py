@@ -12,7 +12,7 @@ how it is prepared, the model, the evaluation cut-offs, the seed and where the r
       options: {}                 # passed to the loader (e.g. n_users for synthetic)
       preprocessing: {implicit_threshold: 4, kcore: 5}
       split: {kind: random, ratios: [0.8, 0.1, 0.1]}
-    model: {name: bpr, params: {dim: 64}}
+    model: {name: bpr, params: {n_factors: 64}}
     eval: {ks: [10, 20]}
     output: {dir: runs}
     study_options: {}            # validated by the study's own options model
@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError,
 from pydantic_core import PydanticCustomError
 
 from recprivacy.errors import ConfigError, RecPrivacyError
+from recprivacy.models import make_model
 
 Location = tuple[str | int, ...]
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
@@ -112,8 +113,6 @@ class ModelConfig(StrictModel):
 
     @model_validator(mode="after")
     def _constructible(self) -> "ModelConfig":
-        from recprivacy.models import make_model
-
         try:
             make_model(self.name, **self.params)
         except (RecPrivacyError, TypeError, ValueError) as err:
