@@ -1,0 +1,123 @@
+"""Benchmark every recommender on ml-100k: quality, training time and peak memory.
+
+Protocol (issue "Foundation"): ml-100k, per-user random 8:1:1 split, seed 0, full ranking over
+all items with the user's training items masked (and validation items masked when scoring test);
+the validation split drives early stopping. Each model trains in a fresh child process so its
+peak resident memory (``ru_maxrss``) is its own; timings are repeated and the median quoted.
+
+Usage::
+
+    python benchmarks/recommenders.py --data-dir ../shared/datasets [--repeats 3] [--models bpr,lightgcn]
+
+Prints a table and writes ``benchmarks/out/recommenders.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+MODELS = ["popularity", "itemcf", "lfm", "bpr", "neumf", "lightgcn", "sasrec"]
+KS = (10, 20)
+
+
+def run_one(name: str, data_dir: str, seed: int) -> dict:
+    """Train and evaluate one model in this process; returns metrics, seconds and peak RSS."""
+    import torch
+
+    from recprivacy.data.registry import load_dataset
+    from recprivacy.data.split import random_split
+    from recprivacy.metrics.ranking import evaluate
+    from recprivacy.models import make_model
+
+    torch.set_num_threads(int(os.environ.get("BENCH_THREADS", "2")))
+    data = load_dataset("ml-100k", data_dir)
+    train, valid, test = random_split(data, ratios=(0.8, 0.1, 0.1), seed=seed)
+    base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    model = make_model(name, seed=seed)
+    start = time.perf_counter()
+    model.fit(train, valid)
+    fit_seconds = time.perf_counter() - start
+    metrics = evaluate(model, test, ks=KS, exclude=valid)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "model": name,
+        "fit_seconds": fit_seconds,
+        "peak_rss_mb": peak / 1024,
+        "rss_above_data_mb": (peak - base_rss) / 1024,
+        **{k: float(v) for k, v in metrics.items() if "@" in k},
+    }
+
+
+def child(name: str, data_dir: str, seed: int) -> dict:
+    """Run ``run_one`` in a fresh interpreter and parse its JSON line."""
+    cmd = [sys.executable, __file__, "--child", name, "--data-dir", data_dir, "--seed", str(seed)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"{name} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def summarise(name: str, runs: list[dict]) -> dict:
+    """Median fit time and peak memory over repeats; quality from the first (seeded) run."""
+    first = dict(runs[0])
+    first["fit_seconds_median"] = statistics.median(r["fit_seconds"] for r in runs)
+    first["fit_seconds_all"] = [round(r["fit_seconds"], 2) for r in runs]
+    first["peak_rss_mb_median"] = statistics.median(r["peak_rss_mb"] for r in runs)
+    first.pop("fit_seconds")
+    first.pop("peak_rss_mb")
+    return first
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data-dir", default=os.environ.get("RECPRIVACY_DATA", "../shared/datasets"))
+    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=str(Path(__file__).parent / "out" / "recommenders.json"))
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.child:
+        print(json.dumps(run_one(args.child, args.data_dir, args.seed)))
+        return
+    rows = []
+    for name in args.models.split(","):
+        runs = [child(name, args.data_dir, args.seed) for _ in range(args.repeats)]
+        rows.append(summarise(name, runs))
+        r = rows[-1]
+        print(
+            f"{name:11s} R@10 {r['recall@10']:.4f} R@20 {r['recall@20']:.4f} "
+            f"N@10 {r['ndcg@10']:.4f} N@20 {r['ndcg@20']:.4f} "
+            f"fit {r['fit_seconds_median']:.1f}s (median of {args.repeats}) "
+            f"peak RSS {r['peak_rss_mb_median']:.0f} MB",
+            flush=True,
+        )
+    report = {
+        "benchmark": "recommenders",
+        "dataset": "ml-100k",
+        "protocol": "per-user random 8:1:1, seed 0, full ranking, train+valid items masked",
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()},
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "results": rows,
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(report, indent=2))
+    tmp.replace(out)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
