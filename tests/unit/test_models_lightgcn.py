@@ -1,0 +1,94 @@
+"""LightGCN: normalised adjacency and propagation by hand, the custom backward, training."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+
+from recprivacy.data.interactions import Interactions
+from recprivacy.errors import ConfigError
+from recprivacy.models.bpr import BPRMF
+from recprivacy.models.lightgcn import (
+    LightGCN,
+    LightGCNModule,
+    SymmetricPropagation,
+    normalized_adjacency,
+    to_torch_csr,
+)
+
+# 2 users x 4 items: user 0 <- {0, 1}, user 1 <- {1, 2}; item 3 has no interaction
+R = sp.csr_matrix(np.array([[1, 1, 0, 0], [0, 1, 1, 0]], dtype=float))
+# degrees: users 2, 2; items 1, 2, 1, 0. Nodes: users 0-1, then items at 2 + i.
+A_U0_I0, A_U0_I1 = 1 / math.sqrt(2 * 1), 1 / math.sqrt(2 * 2)
+A_U1_I1, A_U1_I2 = 1 / math.sqrt(2 * 2), 1 / math.sqrt(2 * 1)
+
+
+def test_normalized_adjacency_entries_are_one_over_sqrt_of_degrees():
+    a = normalized_adjacency(R).toarray()
+    expected = np.zeros((6, 6))
+    for u, i, value in ((0, 0, A_U0_I0), (0, 1, A_U0_I1), (1, 1, A_U1_I1), (1, 2, A_U1_I2)):
+        expected[u, 2 + i] = expected[2 + i, u] = value
+    np.testing.assert_allclose(a, expected, rtol=1e-12)
+
+
+def test_one_propagation_step_by_hand():
+    module = LightGCNModule(2, 4, 2, 0.1, torch.Generator().manual_seed(0),
+                            adjacency=to_torch_csr(normalized_adjacency(R)), n_layers=1)
+    users = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    items = torch.tensor([[1.0, 1.0], [0.0, 2.0], [2.0, 0.0], [5.0, 5.0]])
+    with torch.no_grad():
+        module.user.copy_(users)
+        module.item.copy_(items)
+    user_out, item_out = module.embeddings()
+    # layer 1: e_u0 = a00 q0 + a01 q1; e_u1 = a11 q1 + a12 q2; e_i0 = a00 p0; e_i1 = a01 p0 + a11 p1;
+    # e_i2 = a12 p1; e_i3 = 0 (isolated). Output = (layer 0 + layer 1) / 2.
+    layer1_users = torch.tensor([[A_U0_I0, A_U0_I0 + 2 * A_U0_I1], [2 * A_U1_I2, 2 * A_U1_I1]])
+    layer1_items = torch.tensor([[A_U0_I0, 0.0], [A_U0_I1, A_U1_I1], [0.0, A_U1_I2], [0.0, 0.0]])
+    torch.testing.assert_close(user_out, (users + layer1_users) / 2)
+    torch.testing.assert_close(item_out, (items + layer1_items) / 2)
+
+
+def test_symmetric_backward_equals_dense_autograd():
+    adjacency = normalized_adjacency(R)
+    x = torch.randn(6, 3, generator=torch.Generator().manual_seed(0), requires_grad=True)
+    weights = torch.randn(6, 3, generator=torch.Generator().manual_seed(1))
+    (SymmetricPropagation.apply(to_torch_csr(adjacency), x) * weights).sum().backward()
+    sparse_grad = x.grad.clone()
+    x.grad = None
+    (torch.tensor(adjacency.toarray(), dtype=torch.float32) @ x * weights).sum().backward()
+    torch.testing.assert_close(sparse_grad, x.grad)
+
+
+def _groups() -> Interactions:
+    rng = np.random.default_rng(2)
+    users = np.repeat(np.arange(40), 6)
+    items = np.concatenate([rng.choice(8, 6, replace=False) + 8 * (u % 2) for u in range(40)])
+    return Interactions(users=users, items=items, n_users=40, n_items=20)
+
+
+def test_zero_layers_is_bpr_mf():
+    data = _groups()
+    params = dict(n_factors=4, lr=1e-3, n_epochs=3, batch_size=32, seed=5)
+    lightgcn = LightGCN(n_layers=0, **params).fit(data)
+    bpr = BPRMF(**params).fit(data)
+    # equal up to the summation order of gradients flowing through the (empty) propagation
+    torch.testing.assert_close(lightgcn.user_factors_, bpr.user_factors_)
+    torch.testing.assert_close(lightgcn.item_factors_, bpr.item_factors_)
+
+
+def test_cached_factors_are_the_propagated_embeddings():
+    model = LightGCN(n_factors=4, n_epochs=2, batch_size=32).fit(_groups())
+    with torch.no_grad():
+        users, items = model.module_.embeddings()
+    torch.testing.assert_close(model.score(np.arange(3)), users[:3] @ items.T)
+    assert not torch.allclose(users, model.module_.user)
+
+
+@pytest.mark.parametrize("params", [{"n_layers": -1}, {"n_layers": 1.5}, {"batch_size": 0}])
+def test_bad_parameters_raise_config_error(params):
+    with pytest.raises(ConfigError, match="LightGCN"):
+        LightGCN(**params)
