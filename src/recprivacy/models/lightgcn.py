@@ -15,8 +15,9 @@ Defaults follow the LightGCN paper and digest 003 (d = 64, K = 3, λ = 1e-4, bat
 N(0, 0.1²) initialisation) except the learning rate: 2e-3 instead of the paper's 1e-3, the
 value RecBole-GNN's tuning selected for LightGCN on ml-1m (results/general/ml-1m.md). On
 ml-100k (8:1:1 random split, seed 0) lr 1e-3 was still improving after 200 epochs (test
-Recall@20 0.364), while 2e-3 peaked at epoch 169 (0.378): better within a CPU budget. After training the propagated embeddings are cached
-as ``user_factors_`` / ``item_factors_``, so scoring is one matrix product.
+Recall@20 0.364), while 2e-3 peaked at epoch 169 (0.378): better within a CPU budget.
+After training the propagated embeddings are cached as ``user_factors_`` / ``item_factors_``,
+so scoring is one matrix product.
 """
 
 from __future__ import annotations
