@@ -27,8 +27,7 @@ step of 2048 triples took 1.8 ms with one thread and 100 ms with two.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -44,17 +43,6 @@ from recprivacy.models.training import NegativeSampler, TrainingHistory, fit_epo
 VALID_METRIC = "recall@20"
 
 TARGETS = ("implicit", "rating")
-
-
-@contextmanager
-def one_thread() -> Iterator[None]:
-    """Run the block with a single PyTorch intra-op thread, then restore the previous count."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _is_number(value: object) -> bool:
@@ -138,9 +126,8 @@ class FactorRecommender(Recommender):
                 self._cache_factors()
                 return evaluate(self, valid, ks=(20,))[VALID_METRIC]
 
-        with one_thread():
-            history = fit_epochs(self.module_, run_epoch, self.n_epochs, validate=validate,
-                                 eval_every=self.eval_every, patience=self.patience, desc=type(self).__name__)
+        history = fit_epochs(self.module_, run_epoch, self.n_epochs, validate=validate,
+                             eval_every=self.eval_every, patience=self.patience, desc=type(self).__name__)
         self._cache_factors()
         return history
 

@@ -207,7 +207,8 @@ class SASRec(Recommender):
 
         validate = None if valid is None else (lambda: evaluate(self, valid, ks=(20,))["recall@20"])
         self.history_: TrainingHistory = fit_epochs(
-            self.net_, run_epoch, self.n_epochs, validate, self.eval_every, self.patience, desc="SASRec"
+            self.net_, run_epoch, self.n_epochs, validate, self.eval_every, self.patience, desc="SASRec",
+            threads=None,  # attention blocks are large enough to gain from every core
         )
 
     # ------------------------------------------------------------------ scoring
