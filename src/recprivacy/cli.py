@@ -29,6 +29,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from recprivacy.config import Config, load_config
+from recprivacy.data.loaders.download import download_movielens
 from recprivacy.data.registry import list_datasets, load_dataset
 from recprivacy.errors import RecPrivacyError
 from recprivacy.experiments import Results, load_results, run_config
@@ -193,6 +194,14 @@ def datasets_describe(
         info = load_dataset(name, None if data_dir is None else str(data_dir)).describe()
         rows = [[k, ", ".join(map(str, v)) if isinstance(v, list) else v] for k, v in info.items()]
         _print_rows(f"Dataset {name}", ["", "value"], rows)
+
+
+@datasets_app.command("download")
+def datasets_download(name: Annotated[str, typer.Argument(help="ml-100k or ml-1m.")]) -> None:
+    """Download a MovieLens release into the cache folder, checking its checksums."""
+    with user_errors():
+        folder = download_movielens(name)
+        Console().print(f"{name} is in {folder}")
 
 
 @app.command()

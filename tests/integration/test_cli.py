@@ -139,3 +139,23 @@ def test_debug_shows_the_exception(tmp_path):
     result = invoke("--debug", "run", config)
     assert isinstance(result.exception, ConfigError)
     assert result.exit_code == 1
+
+
+def test_datasets_download_offline_is_one_line_error(tmp_path, monkeypatch):
+    """Without a network the download command names where to put the files and exits 2."""
+    from typer.testing import CliRunner
+
+    from recprivacy.cli import app
+    from recprivacy.data.loaders import download
+
+    real_fetch = download._fetch
+
+    def offline(url, target, name, timeout):
+        real_fetch("http://127.0.0.1:9/ml-100k.zip", target, name, 2.0)
+
+    monkeypatch.setattr(download, "_fetch", offline)
+    monkeypatch.setenv("RECPRIVACY_CACHE", str(tmp_path))
+    result = CliRunner().invoke(app, ["datasets", "download", "ml-100k"])
+    assert result.exit_code == 2
+    assert "could not download ml-100k" in result.output and str(tmp_path) in result.output
+    assert list(tmp_path.iterdir()) == []
