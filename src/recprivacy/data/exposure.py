@@ -30,7 +30,9 @@ class ExposureLog:
     ``slate_items[slate_offsets[r]:slate_offsets[r+1]]`` is the slate of impression ``r``;
     ``clicked`` (same layout, bool) marks which were clicked; ``history_items`` /
     ``history_offsets`` give the user's earlier clicks, oldest first. Item ids are internal
-    (``0..n_items-1``); ``item_ids`` maps them to the source's ids.
+    (``0..n_items-1``); ``item_ids`` maps them to the source's ids. ``click_times`` (optional,
+    same layout as ``clicked``) holds when each shown item was clicked, for sources that log it
+    (Zhihu's read time); its entries for unclicked items carry no meaning.
     """
 
     users: np.ndarray
@@ -46,6 +48,7 @@ class ExposureLog:
     item_ids: np.ndarray | None = None
     name: str = "exposure"
     provenance: tuple[dict, ...] = field(default_factory=tuple)
+    click_times: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.user_ids is None:
@@ -57,6 +60,8 @@ class ExposureLog:
             raise DataError("exposure log: users, times and offsets disagree in length")
         if len(self.clicked) != len(self.slate_items):
             raise DataError("exposure log: clicked must have one flag per shown item")
+        if self.click_times is not None and len(self.click_times) != len(self.slate_items):
+            raise DataError("exposure log: click_times must have one entry per shown item")
         for name in ("slate_items", "history_items"):
             a = getattr(self, name)
             if len(a) and (a.min() < 0 or a.max() >= self.n_items):

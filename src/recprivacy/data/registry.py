@@ -1,7 +1,7 @@
 """Datasets by name: where their files are found and which loader reads them.
 
 Names: ``ml-100k``, ``ml-1m``, ``amazon-<category>`` (e.g. ``amazon-musical-instruments``),
-``s3rec-<beauty|sports|toys|yelp|lastfm>``, ``mind`` (an exposure log, ``load_exposure``),
+``s3rec-<beauty|sports|toys|yelp|lastfm>``, ``mind`` and ``zhihu`` (exposure logs, ``load_exposure``),
 ``synthetic`` (``recprivacy.data.synthetic.make_synthetic(**options)``). A name may also be a
 path: a ``.csv`` / ``.tsv`` / ``.parquet`` file (options ``user_col`` / ``item_col``, default
 ``user_id`` / ``item_id``, and ``rating_col``, ``time_col``, ``sep``), a RecBole ``.inter``
@@ -23,7 +23,7 @@ from typing import Any
 
 from recprivacy.data.exposure import ExposureLog
 from recprivacy.data.interactions import Interactions
-from recprivacy.data.loaders import amazon, mind, movielens, recbole, s3rec, tabular
+from recprivacy.data.loaders import amazon, mind, movielens, recbole, s3rec, tabular, zhihu
 from recprivacy.data.loaders.download import MOVIELENS_URLS, cache_root, data_hint, download_movielens
 from recprivacy.errors import ConfigError, DataError
 
@@ -77,6 +77,11 @@ SPECS: dict[str, DatasetSpec] = {
             "mind", "MIND news impressions: shown slates, clicks and click histories", "behaviors.tsv (MIND)",
             "none (news ids as items)", ("mind-small-subset", "mind", "MINDsmall_train"),
             _has_any("behaviors.tsv", "*/behaviors.tsv"), mind.load_mind, kind="exposure",
+        ),
+        DatasetSpec(
+            "zhihu", "Zhihu-1M answer impressions with show and read times", "zhihu1M.txt (THUIR Zhihu-Dataset)",
+            "none (answer ids as items)", ("zhihu-1m", "zhihu1M", "zhihu"), _has_any(zhihu.ZHIHU_FILE),
+            zhihu.load_zhihu, kind="exposure",
         ),
     )
 }  # fmt: skip

@@ -1,0 +1,226 @@
+"""The exposure leakage attack as an estimator: ``fit(train, valid)``, then ``evaluate(pairs)``.
+
+Training (paper 000 Section 5.3, digest decision 16): Adam with a constant learning rate
+1e-3, batches of 400 pairs, dropout 0.1, d = 128; the point-wise decoder minimises Eq. 10
+with the label-smoothed target of Eq. 9, sequence decoders the teacher-forced cross-entropy
+of Eq. 14 (plus ``[EOS]``). Every epoch the validation pairs are decoded and training keeps
+the weights of the best validation Recall@10 over the whole catalogue, stopping after
+``patience`` epochs without improvement (``models.training.fit_epochs``). The test split is
+never read during training.
+
+Evaluation (digest section 5): greedy decoding gives one ranked list per step; candidates
+are the whole item vocabulary (``candidates="all"``, the default) or the items in the pair's
+user log (``"user_log"``, what the authors' code did and what produced the paper's tables).
+Pairs with an item outside the training vocabulary are dropped (``vocab="train"``) and
+counted in ``n_dropped``; perturbed slates are evaluated with ``oov="token"`` instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from torch import nn
+
+from recprivacy.attacks.exposure.metrics import KS, average_metrics, best_ranks, distinct_truth, per_pair_metrics
+from recprivacy.attacks.exposure.networks import DECODERS, ENCODERS, TIES, ExposureAttackNet, smoothed_targets, teacher_forcing
+from recprivacy.attacks.exposure.vocab import Vocabulary, VocabMode
+from recprivacy.data.exposure_pairs import ExposurePairs
+from recprivacy.errors import ConfigError, DataError, NotFittedError
+from recprivacy.models.training import TrainingHistory, fit_epochs, minibatches
+
+Candidates = Literal["all", "user_log"]
+OOVPolicy = Literal["drop", "token"]
+StepScores = Callable[[torch.Tensor], torch.Tensor]
+EVAL_BATCH = 512
+
+
+class EncodedPairs:
+    """Pairs in token form: ``slates`` [P, N], ``truth`` [P, M] (distinct vocabulary columns,
+    -1 for repeats), the kept pairs' ``users`` and ``rows`` (indices into the input pairs)."""
+
+    def __init__(self, vocab: Vocabulary, pairs: ExposurePairs, oov: OOVPolicy) -> None:
+        keep = vocab.known_rows(pairs) if oov == "drop" else np.ones(len(pairs), dtype=bool)
+        truth_known = (vocab.index[pairs.histories] >= 0).all(axis=1)
+        keep &= truth_known
+        self.rows = np.flatnonzero(keep)
+        self.n_dropped = int(len(pairs) - len(self.rows))
+        self.users = pairs.users[self.rows]
+        self.slates = torch.as_tensor(vocab.tokens(pairs.slates[self.rows]))
+        self.history = torch.as_tensor(vocab.tokens(pairs.histories[self.rows]))
+        self.truth = torch.as_tensor(distinct_truth(self.history.numpy()))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def rank_pairs(
+    step_scores: StepScores, encoded: EncodedPairs, candidates: sp.csr_matrix | None, batch_size: int = EVAL_BATCH
+) -> np.ndarray:
+    """Best ranks ``[P, M]`` (see ``metrics.best_ranks``) of every pair's true items under a
+    step-score function ``slates [B, N] -> [B, S, V]``; ``candidates`` (users x V, optional)
+    restricts each pair's lists to its user's row."""
+    out = []
+    for lo in range(0, len(encoded), batch_size):
+        scores = step_scores(encoded.slates[lo : lo + batch_size])
+        if candidates is not None:
+            allowed = torch.as_tensor(candidates[encoded.users[lo : lo + batch_size]].toarray() > 0)
+            scores = scores.masked_fill(~allowed[:, None, :], -torch.inf)
+        out.append(best_ranks(scores, encoded.truth[lo : lo + batch_size]))
+    return torch.cat(out).numpy() if out else np.zeros((0, encoded.truth.shape[1]))
+
+
+def leakage_report(
+    ranks: np.ndarray, users: np.ndarray, ks: Sequence[int] = KS, cutoff_factor: int = 1, n_dropped: int = 0
+) -> dict[str, float]:
+    """Pair- and user-averaged Recall/NDCG/MRR at ``ks`` plus the pair counts."""
+    out = average_metrics(per_pair_metrics(ranks, ks, cutoff_factor), users)
+    out.update(n_pairs=float(len(ranks)), n_dropped=float(n_dropped))
+    return out
+
+
+class ExposureAttack:
+    """Infer a user's M most recent clicks from one exposed slate (paper 000).
+
+    Parameters
+    ----------
+    encoder, decoder:
+        ``mean`` / ``max`` / ``att`` and ``point`` / ``lstm`` / ``gru`` / ``transformer``.
+    dim, n_heads, dropout, tie, norm_first, cls_in_pool:
+        Network shape (``networks.ExposureAttackNet``).
+    lr, batch_size, n_epochs, patience:
+        Adam learning rate, pairs per batch, maximum epochs, epochs without a better
+        validation Recall@10 before stopping.
+    vocab:
+        ``train`` (items of the training pairs; unseen items drop a test pair) or ``full``.
+    point_list:
+        Point-wise ranked list of ``k`` items (the code) or ``kM`` items (footnote 5).
+    seed:
+        Seeds the weights, dropout and batch order.
+    """
+
+    def __init__(
+        self,
+        encoder: str = "att",
+        decoder: str = "transformer",
+        dim: int = 128,
+        n_heads: int = 2,
+        dropout: float = 0.1,
+        tie: str = "paper",
+        norm_first: bool = True,
+        cls_in_pool: bool = False,
+        lr: float = 1e-3,
+        batch_size: int = 400,
+        n_epochs: int = 50,
+        patience: int = 5,
+        vocab: VocabMode = "train",
+        point_list: Literal["k", "kM"] = "k",
+        seed: int = 0,
+    ) -> None:
+        for name, value, allowed in (("encoder", encoder, ENCODERS), ("decoder", decoder, DECODERS), ("tie", tie, TIES),
+                                     ("vocab", vocab, ("train", "full")), ("point_list", point_list, ("k", "kM"))):  # fmt: skip
+            if value not in allowed:
+                raise ConfigError(f"exposure attack {name}: expected one of {list(allowed)}, got {value!r}")
+        for name in ("dim", "n_heads", "batch_size", "n_epochs", "patience"):
+            if int(locals()[name]) < 1:
+                raise ConfigError(f"exposure attack {name}: expected a positive integer, got {locals()[name]}")
+        if dim % n_heads:
+            raise ConfigError(f"exposure attack dim: expected a multiple of n_heads={n_heads}, got {dim}")
+        self.encoder, self.decoder, self.dim, self.n_heads, self.dropout = encoder, decoder, dim, n_heads, dropout
+        self.tie, self.norm_first, self.cls_in_pool = tie, norm_first, cls_in_pool
+        self.lr, self.batch_size, self.n_epochs, self.patience = lr, batch_size, n_epochs, patience
+        self.vocab, self.point_list, self.seed = vocab, point_list, seed
+
+    @property
+    def name(self) -> str:
+        return f"{self.encoder}+{self.decoder}"
+
+    # ------------------------------------------------------------------ training
+    def fit(self, train: ExposurePairs, valid: ExposurePairs | None = None) -> "ExposureAttack":
+        """Train on ``train`` pairs; ``valid`` drives early stopping (Recall@10, all items)."""
+        if len(train) == 0:
+            raise DataError("exposure attack: no training pairs")
+        torch.manual_seed(self.seed)
+        rng = np.random.default_rng(self.seed)
+        self.vocab_ = Vocabulary.from_pairs(train, self.vocab)
+        v = self.vocab_
+        specials = {"pad": v.pad, "sos": v.sos, "eos": v.eos, "cls": v.cls}
+        self.net_ = ExposureAttackNet(v.n_items, v.size, specials, train.history_len, self.encoder, self.decoder,
+                                      self.dim, self.n_heads, self.dropout, self.tie, self.norm_first, self.cls_in_pool)  # fmt: skip
+        self.history_len_ = train.history_len
+        data = EncodedPairs(v, train, "drop")
+        optimizer = torch.optim.Adam(self.net_.parameters(), lr=self.lr)
+
+        def run_epoch(epoch: int) -> float:
+            total = 0.0
+            for idx in minibatches(len(data), self.batch_size, rng):
+                loss = self._loss(data.slates[idx], data.history[idx])
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                total += loss.item() * len(idx)
+            return total / len(data)
+
+        validate = None
+        if valid is not None and len(valid):
+            held = EncodedPairs(v, valid, "drop")
+            validate = lambda: leakage_report(rank_pairs(self._step_scores, held, None), held.users, (10,),
+                                              self._cutoff_factor())["recall@10"]  # fmt: skip
+        self.history_: TrainingHistory = fit_epochs(self.net_, run_epoch, self.n_epochs, validate, 1, self.patience,
+                                                    desc=f"exposure attack {self.name}")  # fmt: skip
+        return self
+
+    def _loss(self, slates: torch.Tensor, history: torch.Tensor) -> torch.Tensor:
+        """Eq. 10 with the Eq. 9 target (point-wise) or Eq. 14 over M+1 positions."""
+        net = self.net_
+        if not net.sequential:
+            log_q = torch.log_softmax(net.point_logits(slates), dim=1)
+            return -(smoothed_targets(history, net.n_items) * log_q).sum(dim=1).mean()
+        inputs, targets = teacher_forcing(history, net.sos, net.eos)
+        logits = net.sequence_logits(slates, inputs)
+        return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+    # ------------------------------------------------------------------ inference
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "net_"):
+            raise NotFittedError("ExposureAttack is not fitted yet: call fit(train_pairs) first")
+
+    def _cutoff_factor(self) -> int:
+        return self.history_len_ if self.decoder == "point" and self.point_list == "kM" else 1
+
+    def _step_scores(self, slates: torch.Tensor) -> torch.Tensor:
+        self.net_.eval()
+        return self.net_.greedy_item_logits(slates)
+
+    def encode(self, pairs: ExposurePairs, oov: OOVPolicy = "drop") -> EncodedPairs:
+        """Pairs in the attack's token space (``oov``: drop pairs with unseen items, or map
+        unseen slate items to ``[OOV]``; a history item outside the vocabulary always drops
+        the pair, as the attack could never name it)."""
+        self._check_fitted()
+        if pairs.history_len != self.history_len_:
+            raise DataError(f"exposure attack: trained on histories of {self.history_len_} items, got {pairs.history_len}")
+        return EncodedPairs(self.vocab_, pairs, oov)
+
+    def evaluate(
+        self, pairs: ExposurePairs, ks: Sequence[int] = KS, candidates: Candidates = "all", oov: OOVPolicy = "drop"
+    ) -> dict[str, float]:
+        """Recall/NDCG/MRR at ``ks`` (pair and user averages) over ``candidates``."""
+        encoded = self.encode(pairs, oov)
+        cand = candidate_matrix(self.vocab_, pairs, candidates)
+        ranks = rank_pairs(self._step_scores, encoded, cand)
+        return leakage_report(ranks, encoded.users, ks, self._cutoff_factor(), encoded.n_dropped)
+
+    def get_params(self) -> dict[str, Any]:
+        return {k: v for k, v in vars(self).items() if not k.endswith("_")}
+
+
+def candidate_matrix(vocab: Vocabulary, pairs: ExposurePairs, candidates: Candidates) -> sp.csr_matrix | None:
+    """Users x vocabulary matrix of allowed items (``user_log``), or None for all items."""
+    if candidates == "all":
+        return None
+    if candidates != "user_log":
+        raise ConfigError(f"candidates: expected 'all' or 'user_log', got {candidates!r}")
+    return vocab.columns(pairs.user_log)
