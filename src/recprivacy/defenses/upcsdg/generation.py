@@ -1,0 +1,108 @@
+"""The generation module of UPC-SDG (paper 003, §4.2.2): a replacement for each selected item.
+
+For a selected pair ``(u, i)`` with the user's similarity cap ``γ_u``:
+
+* latent query (Eq. 8): ``R_ui = W_2 [p_u; q_i; γ_u] + b_2`` (one linear layer, 2d+1 → d);
+* scores against every item (Eq. 9): ``h_ui = R_ui E_Iᵀ``;
+* every item of ``I_u`` gets ``−inf`` ("we sample the item not consumed by the user"), in
+  training and at export alike (digest decision 8; the released code only multiplied the
+  original item's score by 0);
+* training (Eqs. 11-12, decision 7): a straight-through Gumbel-softmax sample
+  ``y = onehot(argmax(h + g)) − sg(ỹ) + ỹ`` with ``ỹ = softmax((h + g)/τ)``,
+  ``g = −log(−log μ)``, ``μ ~ U(0, 1)``: one-hot forward values, gradients of ``ỹ`` backward;
+  the generated embedding is ``q_v = y E_I``;
+* export (decision 9): deterministic argmax of the masked scores by default, or argmax after
+  seeded Gumbel noise (a sample from ``softmax(h)``).
+
+The Gumbel noise is drawn here from an explicit ``torch.Generator`` rather than with
+``torch.nn.functional.gumbel_softmax``, which only uses the global random state: every random
+choice of the project takes its own seed.
+
+``assign_replacements`` enforces at export that no user receives the same replacement twice
+(decision 8): each user's selected items are processed in ascending attention order, and each
+takes its best-scored candidate that is neither one of the user's items nor already given to
+the user. The loop runs over *rank positions* with all users of a block at once, so its length
+is the largest number of replacements of one user, never the number of users.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from torch import nn
+
+from recprivacy.metrics.ranking import mask_items
+
+
+def gumbel_noise(shape: tuple[int, ...], generator: torch.Generator, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """``g = −log(−log μ)`` with ``μ ~ U(0, 1)`` kept above 0 (in-place ops: this runs on the
+    whole ``pairs x items`` score matrix every step)."""
+    mu = torch.rand(shape, generator=generator, dtype=dtype).clamp_(min=torch.finfo(dtype).tiny)
+    return mu.log_().neg_().log_().neg_()
+
+
+def gumbel_softmax(logits: torch.Tensor, tau: float, generator: torch.Generator, hard: bool = True) -> torch.Tensor:
+    """Eq. 12 relaxation ``softmax((h + g)/τ)``; with ``hard`` the straight-through one-hot
+    sample ``onehot(argmax(h + g)) − sg(ỹ) + ỹ`` (the argmax is the Gumbel-max draw, Eq. 11)."""
+    perturbed = logits + gumbel_noise(tuple(logits.shape), generator, logits.dtype)
+    soft = torch.softmax(perturbed / tau if tau != 1.0 else perturbed, dim=-1)
+    if not hard:
+        return soft
+    one_hot = torch.zeros_like(soft).scatter_(-1, perturbed.argmax(dim=-1, keepdim=True), 1.0)
+    return one_hot - soft.detach() + soft
+
+
+class GenerationModule(nn.Module):
+    """``R_ui = W_2 [p_u; q_i; γ_u] + b_2`` and its scores against all items (Eqs. 8-9)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.linear = nn.Linear(2 * dim + 1, dim)
+
+    def query(self, p_u: torch.Tensor, q_i: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
+        """Eq. 8 for aligned rows: ``[P, d]``."""
+        return self.linear(torch.cat([p_u, q_i, gamma[:, None].to(p_u.dtype)], dim=-1))
+
+    def scores(self, p_u: torch.Tensor, q_i: torch.Tensor, gamma: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+        """Eq. 9: ``h = R E_Iᵀ``, ``[P, n_items]``."""
+        return self.query(p_u, q_i, gamma) @ items.T
+
+
+def mask_consumed(scores: torch.Tensor, train_csr: sp.csr_matrix, pair_users: torch.Tensor) -> torch.Tensor:
+    """``scores`` with each row's user's training items set to ``−inf``."""
+    return mask_items(scores, train_csr, pair_users.numpy())
+
+
+PairScores = Callable[[torch.Tensor], torch.Tensor]
+"""Maps indices of selected pairs ``[R]`` to candidate scores ``[R, n_items]`` (higher = better)."""
+
+
+def assign_replacements(
+    pair_users: np.ndarray, train_csr: sp.csr_matrix, pair_scores: PairScores, block_users: int = 1024
+) -> np.ndarray:
+    """Replacement item of every selected pair, without duplicates within a user.
+
+    ``pair_users [R]`` lists the user of each selected pair, grouped by user and, within a user,
+    in the order replacements are chosen (ascending attention). Returns item ids ``[R]``.
+    """
+    pair_users = np.asarray(pair_users, dtype=np.int64)
+    out = np.empty(len(pair_users), dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, pair_users[1:] != pair_users[:-1]]) if len(pair_users) else np.zeros(0, int)
+    ends = np.r_[starts[1:], len(pair_users)].astype(np.int64)
+    for lo in range(0, len(starts), block_users):
+        first, stop = starts[lo : lo + block_users], ends[lo : lo + block_users]
+        users = pair_users[first]
+        taken = torch.from_numpy(train_csr[users].toarray() != 0)
+        for rank in range(int((stop - first).max())):
+            rows = np.flatnonzero(first + rank < stop)
+            pairs = first[rows] + rank
+            scores = pair_scores(torch.from_numpy(pairs)).masked_fill(taken[rows], -torch.inf)
+            choice = scores.argmax(dim=1)
+            if torch.isinf(scores.gather(1, choice[:, None])).any():
+                raise ValueError("a user has no item left to receive as a replacement")
+            taken[torch.from_numpy(rows), choice] = True
+            out[pairs] = choice.numpy()
+    return out

@@ -1,0 +1,333 @@
+"""UPC-SDG: user privacy-controllable synthetic data generation (Liu et al., SIGIR 2022).
+
+``UPCSDG(...).fit(train, embeddings, preferences).generate()`` returns a ``SyntheticRelease``
+in which each user ``u`` keeps ``|I_u| − round(k_u |I_u|)`` of their training items (the
+highest-attention ones) and every other item is replaced by a generated item the user never
+interacted with, each distinct, pushed below the user's similarity cap ``γ_u``.
+
+Objective (Eqs. 13-16, batch means by digest decision 5)::
+
+    L = L_D + λ_s L_s + λ_g L_g
+    L_s = mean_(u,i,v) [f_sim(q_i, q_v) − γ_u]_+          (similarity hinge, Eq. 13)
+    L_g = mean_(u,v)  −ln σ(p_uᵀ q_v)                     (utility, Eq. 14; softplus form)
+
+``L_D`` trains the selection module (``selection.py``), ``L_s`` and ``L_g`` the generator
+(``generation.py``); the two parameter sets are disjoint and the BPR-MF features are frozen.
+
+Training (digest decisions 11-12): shuffled mini-batches of ``batch_users`` users; per step the
+attention over every item of each user, the hard lowest-``k`` selection with the current
+attention (no gradient), a straight-through Gumbel sample for every selected pair (at most
+``max_pairs`` of them, drawn at random when a step selects more, to bound the ``pairs x items``
+score matrix), one Adam step on ``L``. Training stops after ``n_epochs`` or ``patience`` epochs
+without a lower mean training loss, and the best-loss weights are kept (``fit_epochs`` with the
+negated loss as its score), with one PyTorch thread as the factor models: on a shared machine
+a second thread waiting for a busy core slowed a tiny step by 30x.
+
+Ablations of the paper's Table 3 (decision 16) are options:
+
+* ``selection="random"`` (UPC-SDG_s): a uniform random ``k``-share of each user's items, drawn
+  afresh at every training step and once, seeded, at export; the generator is trained;
+* ``replacement="random"`` (UPC-SDG_r): learned selection, replacements uniform among the items
+  the user has not interacted with (no generator training);
+* ``replacement="fixed"`` (UPC-SDG_f): learned selection, the replacement whose ``f_sim`` to the
+  original is closest to ``fixed_similarity`` (0.9), with no utility term.
+
+Only the modules a variant uses are trained.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from recprivacy.data.interactions import Interactions
+from recprivacy.defenses.upcsdg.embeddings import FrozenEmbeddings
+from recprivacy.defenses.upcsdg.generation import GenerationModule, assign_replacements, gumbel_noise, gumbel_softmax, mask_consumed
+from recprivacy.defenses.upcsdg.preferences import PrivacyPreferences
+from recprivacy.defenses.upcsdg.release import SyntheticRelease, build_release
+from recprivacy.defenses.upcsdg.selection import PairBatch, SelectionModule, replacement_counts, select_lowest
+from recprivacy.defenses.upcsdg.similarity import SIM_MODES, ItemSimilarity
+from recprivacy.errors import ConfigError, DataError, NotFittedError
+from recprivacy.models.training import TrainingHistory, fit_epochs, minibatches
+from recprivacy.privacy.accounting import PrivacyStatement
+
+SELECTIONS = ("attention", "random")
+REPLACEMENTS = ("generator", "random", "fixed")
+EXPORT_SAMPLING = ("argmax", "gumbel")
+
+#: (λ_s, λ_g) of the paper per dataset: Office and Gowalla 3 / 1, Clothing 5 / 7 (decision 6)
+LAMBDA_PRESETS = {"office": (3.0, 1.0), "gowalla": (3.0, 1.0), "clothing": (5.0, 7.0)}
+
+
+def similarity_hinge(similarity: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
+    """Eq. 13 as a batch mean: ``mean [f_sim − γ_u]_+`` (zero when every pair is under its cap)."""
+    return torch.relu(similarity - gamma).mean()
+
+
+def utility_loss(p_u: torch.Tensor, q_v: torch.Tensor) -> torch.Tensor:
+    """Eq. 14 as a batch mean: ``mean −ln σ(p_uᵀ q_v)``, written ``softplus(−p_uᵀ q_v)``."""
+    return F.softplus(-(p_u * q_v).sum(dim=-1)).mean()
+
+
+def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ConfigError(f"UPCSDG.{name}: expected one of {allowed}, got {value!r}")
+    return value
+
+
+def _positive(name: str, value: Any, integer: bool = False, zero: bool = False) -> Any:
+    ok = isinstance(value, (int, np.integer)) if integer else isinstance(value, (int, float, np.number))
+    if isinstance(value, bool) or not ok or value < 0 or (value == 0 and not zero):
+        kind = "integer" if integer else "number"
+        raise ConfigError(f"UPCSDG.{name}: expected a {'non-negative' if zero else 'positive'} {kind}, got {value!r}")
+    return value
+
+
+class UPCSDG:
+    """Privacy-controllable synthetic interaction data (paper 003).
+
+    Parameters
+    ----------
+    lambda_s, lambda_g:
+        Weights of the similarity hinge and the utility term (3, 1: the paper's Office values).
+    beta, mean_pool, transform, dropout, hidden:
+        Selection module (Eqs. 3-6): attention smoothing β (1), the 1/|I_u| factor (on), the
+        form of ``f`` (``"mlp"`` with ``dropout`` 0.1, or the code's ``"code"``), hidden size
+        (default d).
+    tau:
+        Gumbel-softmax temperature (1.0, as the released code).
+    sim_mode:
+        ``f_sim`` variant: ``"paper"`` (Eq. 2), ``"code"`` or ``"cosine"``.
+    lr, n_epochs, patience, batch_users, max_pairs:
+        Adam learning rate (1e-3), most epochs (100), epochs without a lower training loss
+        before stopping (10), users per step (256), most generated pairs per step (4096).
+    selection, replacement, fixed_similarity:
+        ``"attention"`` / ``"random"`` selection; ``"generator"`` / ``"random"`` / ``"fixed"``
+        replacement; the similarity the ``"fixed"`` ablation aims at (0.9).
+    export_sampling:
+        ``"argmax"`` (deterministic, default) or ``"gumbel"`` (a seeded sample).
+    min_replace:
+        Least replacements per user (0: tiny users may keep every item, decision 1).
+    seed:
+        Seeds parameter initialisation, batch order, Gumbel noise and random ablations.
+
+    Attributes
+    ----------
+    selector_, generator_:
+        The trained modules (None when the variant does not use them).
+    counts_:
+        Replacements per user, ``round(k_u |I_u|)``.
+    history_:
+        ``TrainingHistory`` (mean training loss per epoch).
+    """
+
+    def __init__(
+        self,
+        lambda_s: float = 3.0,
+        lambda_g: float = 1.0,
+        beta: float = 1.0,
+        mean_pool: bool = True,
+        transform: str = "mlp",
+        dropout: float = 0.1,
+        hidden: int | None = None,
+        tau: float = 1.0,
+        sim_mode: str = "paper",
+        lr: float = 1e-3,
+        n_epochs: int = 100,
+        patience: int = 10,
+        batch_users: int = 256,
+        max_pairs: int = 4096,
+        selection: str = "attention",
+        replacement: str = "generator",
+        fixed_similarity: float = 0.9,
+        export_sampling: str = "argmax",
+        min_replace: int = 0,
+        seed: int = 0,
+    ) -> None:
+        self.lambda_s = _positive("lambda_s", lambda_s, zero=True)
+        self.lambda_g = _positive("lambda_g", lambda_g, zero=True)
+        self.beta = beta
+        self.mean_pool = mean_pool
+        self.transform = transform
+        self.dropout = dropout
+        self.hidden = hidden
+        self.tau = _positive("tau", tau)
+        self.sim_mode = _choice("sim_mode", sim_mode, SIM_MODES)
+        self.lr = _positive("lr", lr)
+        self.n_epochs = _positive("n_epochs", n_epochs, integer=True)
+        self.patience = _positive("patience", patience, integer=True)
+        self.batch_users = _positive("batch_users", batch_users, integer=True)
+        self.max_pairs = _positive("max_pairs", max_pairs, integer=True)
+        self.selection = _choice("selection", selection, SELECTIONS)
+        self.replacement = _choice("replacement", replacement, REPLACEMENTS)
+        self.fixed_similarity = fixed_similarity
+        self.export_sampling = _choice("export_sampling", export_sampling, EXPORT_SAMPLING)
+        self.min_replace = _positive("min_replace", min_replace, integer=True, zero=True)
+        self.seed = seed
+
+    # ------------------------------------------------------------------ public API
+    def fit(self, train: Interactions, embeddings: FrozenEmbeddings, preferences: PrivacyPreferences) -> "UPCSDG":
+        """Train the modules the variant uses on the training interactions ``train``."""
+        self.embeddings_ = embeddings.check(train)
+        if preferences.n_users != train.n_users:
+            raise DataError(f"preferences cover {preferences.n_users} users but {train.name} has {train.n_users}")
+        self.train_ = train
+        self.preferences_ = preferences
+        self.csr_ = train.to_csr()
+        self.counts_ = self._counts()
+        self.similarity_ = ItemSimilarity(embeddings.items, self.sim_mode)
+        self.gamma_ = torch.tensor(preferences.gamma, dtype=torch.float32)
+        torch.manual_seed(self.seed)
+        dim = embeddings.dim
+        self.selector_ = (SelectionModule(dim, self.hidden, self.beta, self.mean_pool, self.transform, self.dropout)
+                          if self.selection == "attention" else None)
+        self.generator_ = GenerationModule(dim) if self.replacement == "generator" else None
+        self.history_ = self._train()
+        return self
+
+    def generate(self) -> SyntheticRelease:
+        """The synthetic dataset: selection on every user's items, then replacements."""
+        if not hasattr(self, "counts_"):
+            raise NotFittedError("UPCSDG is not fitted yet: call fit(train, embeddings, preferences) first")
+        users, originals, order = self._select_all()
+        scores = self._export_scores(users, originals)
+        replacements = assign_replacements(users, self.csr_, scores)
+        o, r = torch.from_numpy(originals), torch.from_numpy(replacements)
+        f_sim = self.similarity_.of_items(o, r).numpy().astype(np.float64)
+        cosine = self.similarity_.cosine(o, r).numpy().astype(np.float64)
+        return build_release(self.train_, users, originals, replacements, order, self.preferences_,
+                             f_sim, cosine, self._method())
+
+    def privacy_statement(self) -> PrivacyStatement:
+        """UPC-SDG has no formal guarantee; the paper measures privacy only by k and γ."""
+        return PrivacyStatement.no_guarantee(
+            unit="a user's training interactions",
+            scope="the released synthetic interactions",
+            reason="a share k of each user's items is replaced by items pushed below a similarity cap gamma "
+                   "(a soft penalty, not a constraint); the kept items are released unchanged. "
+                   "Measure what remains with the replaced-item recovery attack.",
+        )
+
+    # ------------------------------------------------------------------ training
+    def _counts(self) -> np.ndarray:
+        sizes = np.diff(self.csr_.indptr)
+        counts = replacement_counts(self.preferences_.k, sizes, self.min_replace)
+        short = np.flatnonzero(counts > self.train_.n_items - sizes)
+        if short.size:
+            u = short[0]
+            raise DataError(f"user {self.train_.user_ids[u]} has {sizes[u]} of {self.train_.n_items} items; "
+                            f"replacing {counts[u]} needs that many items they have not interacted with")
+        return counts
+
+    def _modules(self) -> nn.ModuleDict:
+        return nn.ModuleDict({name: m for name, m in (("selector", self.selector_), ("generator", self.generator_))
+                              if m is not None})
+
+    def _train(self) -> TrainingHistory:
+        modules = self._modules()
+        if not list(modules.parameters()):
+            return TrainingHistory()
+        rng = np.random.default_rng(self.seed)
+        noise = torch.Generator().manual_seed(self.seed)
+        optimizer = torch.optim.Adam(modules.parameters(), lr=self.lr)
+        active = np.flatnonzero(np.diff(self.csr_.indptr) > 0)
+        last: list[float] = []
+
+        def run_epoch(epoch: int) -> float:
+            total = 0.0
+            for idx in minibatches(len(active), self.batch_users, rng):
+                loss = self._step_loss(PairBatch.from_csr(self.csr_, active[idx]), rng, noise)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                total += loss.item() * len(idx)
+            last.append(total / len(active))
+            return last[-1]
+
+        return fit_epochs(modules, run_epoch, self.n_epochs, validate=lambda: -last[-1],
+                          patience=self.patience, desc="UPC-SDG")
+
+    def _step_loss(self, batch: PairBatch, rng: np.random.Generator, noise: torch.Generator) -> torch.Tensor:
+        """``L_D + λ_s L_s + λ_g L_g`` of one batch of users."""
+        emb = self.embeddings_
+        loss = torch.zeros(())
+        if self.selector_ is not None:
+            loss_d, keys = self.selector_(emb.users, emb.items, batch)
+            loss = loss + loss_d
+        else:
+            keys = torch.from_numpy(rng.random(len(batch.items)))
+        if self.generator_ is not None:
+            chosen = select_lowest(keys, batch, torch.from_numpy(self.counts_[batch.users.numpy()]))
+            if len(chosen) > self.max_pairs:
+                chosen = chosen[torch.from_numpy(np.sort(rng.choice(len(chosen), self.max_pairs, replace=False)))]
+            if len(chosen):
+                loss_s, loss_g = self._generator_losses(batch.pair_users[chosen], batch.items[chosen], noise)
+                loss = loss + self.lambda_s * loss_s + self.lambda_g * loss_g
+        return loss
+
+    def _generator_losses(self, users: torch.Tensor, originals: torch.Tensor,
+                          noise: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(L_s, L_g)`` of the selected pairs (Eqs. 13-14) with straight-through samples."""
+        emb = self.embeddings_
+        p_u = emb.users[users]
+        gamma = self.gamma_[users]
+        scores = mask_consumed(self.generator_.scores(p_u, emb.items[originals], gamma, emb.items), self.csr_, users)
+        q_v = gumbel_softmax(scores, self.tau, noise, hard=True) @ emb.items
+        return similarity_hinge(self.similarity_.pairs(originals, q_v), gamma), utility_loss(p_u, q_v)
+
+    # ------------------------------------------------------------------ export
+    def _select_all(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Selected ``(users, originals, order)`` of every user, grouped by user, ascending
+        attention (``order`` = position within the user)."""
+        rng = np.random.default_rng([self.seed, 1])
+        active = np.flatnonzero(np.diff(self.csr_.indptr) > 0)
+        users, originals = [], []
+        block = max(self.batch_users, 1024)
+        for lo in range(0, len(active), block):
+            batch = PairBatch.from_csr(self.csr_, active[lo : lo + block])
+            if self.selector_ is not None:
+                self.selector_.eval()
+                with torch.no_grad():
+                    emb = self.embeddings_
+                    keys = self.selector_.logits(emb.users[batch.pair_users], emb.items[batch.items])
+            else:
+                keys = torch.from_numpy(rng.random(len(batch.items)))
+            chosen = select_lowest(keys, batch, torch.from_numpy(self.counts_[batch.users.numpy()]))
+            users.append(batch.pair_users[chosen].numpy())
+            originals.append(batch.items[chosen].numpy())
+        users_arr = np.concatenate(users) if users else np.zeros(0, np.int64)
+        first = np.searchsorted(users_arr, users_arr)
+        return users_arr, np.concatenate(originals) if originals else users_arr.copy(), np.arange(len(users_arr)) - first
+
+    def _export_scores(self, users: np.ndarray, originals: np.ndarray):
+        """Candidate scores of selected pairs by index, for ``assign_replacements``."""
+        emb = self.embeddings_
+        noise = torch.Generator().manual_seed(self.seed + 1)
+        users_t, originals_t = torch.from_numpy(users), torch.from_numpy(originals)
+
+        def scores(pairs: torch.Tensor) -> torch.Tensor:
+            u, i = users_t[pairs], originals_t[pairs]
+            if self.replacement == "random":
+                return torch.rand(len(pairs), self.train_.n_items, generator=noise)
+            if self.replacement == "fixed":
+                return -(self.similarity_.rows(i) - self.fixed_similarity).abs()
+            self.generator_.eval()
+            with torch.no_grad():
+                h = self.generator_.scores(emb.users[u], emb.items[i], self.gamma_[u], emb.items)
+            if self.export_sampling == "gumbel":
+                h = h + gumbel_noise(tuple(h.shape), noise, h.dtype)
+            return h
+
+        return scores
+
+    def _method(self) -> dict[str, Any]:
+        keys = ("selection", "replacement", "sim_mode", "lambda_s", "lambda_g", "tau", "export_sampling", "seed")
+        method = {key: getattr(self, key) for key in keys}
+        if self.replacement == "fixed":
+            method["fixed_similarity"] = self.fixed_similarity
+        method["epochs_trained"] = len(self.history_.losses)
+        return method

@@ -1,0 +1,175 @@
+"""UPCSDG end to end on tiny data: what the release must guarantee, and the variants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from recprivacy.data.interactions import Interactions
+from recprivacy.data.loaders.recbole import load_recbole
+from recprivacy.data.synthetic import make_synthetic
+from recprivacy.defenses.upcsdg import UPCSDG, FrozenEmbeddings, PrivacyPreferences, write_release
+from recprivacy.defenses.upcsdg.selection import PairBatch
+from recprivacy.errors import ConfigError, DataError, NotFittedError
+
+
+@pytest.fixture(scope="module")
+def train() -> Interactions:
+    return make_synthetic(n_users=50, n_items=80, n_interactions=1000, seed=0)
+
+
+@pytest.fixture(scope="module")
+def embeddings(train) -> FrozenEmbeddings:
+    g = torch.Generator().manual_seed(0)
+    return FrozenEmbeddings(torch.randn(train.n_users, 8, generator=g), torch.randn(train.n_items, 8, generator=g), "random")
+
+
+def _prefs(train: Interactions, k: float = 0.4, gamma: float = 0.5) -> PrivacyPreferences:
+    return PrivacyPreferences.uniform(train.n_users, k, gamma)
+
+
+def _sets(data: Interactions) -> list[set[int]]:
+    csr = data.to_csr()
+    return [set(csr.indices[csr.indptr[u] : csr.indptr[u + 1]].tolist()) for u in range(data.n_users)]
+
+
+@pytest.fixture(scope="module")
+def fitted(train, embeddings) -> UPCSDG:
+    k = np.where(np.arange(train.n_users) % 2 == 0, 0.2, 0.8)
+    prefs = PrivacyPreferences(k, np.full(train.n_users, 0.5), np.ones(train.n_users, bool))
+    return UPCSDG(n_epochs=3, batch_users=16, max_pairs=64, seed=0).fit(train, embeddings, prefs)
+
+
+def test_release_replaces_exactly_round_k_items_without_duplicates(train, fitted):
+    release = fitted.generate()
+    original, synthetic = _sets(train), _sets(release.data)
+    sizes = np.array([len(s) for s in original])
+    expected = np.floor(fitted.preferences_.k * sizes + 0.5 + 1e-9).astype(int)
+    table = release.replacements
+    assert np.bincount(table["user"], minlength=train.n_users).tolist() == expected.tolist()
+    for u in range(train.n_users):
+        rows = table[table["user"] == u]
+        new = set(rows["replacement_item"])
+        assert len(new) == len(rows)                       # no duplicate replacement within a user
+        assert not new & original[u]                       # never an item the user has (incl. the replaced one)
+        assert synthetic[u] == (original[u] - set(rows["original_item"])) | new
+        assert len(synthetic[u]) == len(original[u])       # |V_u| = |I_u|
+    assert len(release.data) == sum(sizes)
+    assert release.data.ratings is None and release.data.timestamps is None and release.data.user_features is None
+    assert release.per_user["n_replaced"].tolist() == expected.tolist()
+
+
+def test_kept_items_are_the_highest_attention_ones(train, fitted, embeddings):
+    release = fitted.generate()
+    batch = PairBatch.from_csr(train.to_csr(), np.arange(train.n_users))
+    with torch.no_grad():
+        logits = fitted.selector_.eval().logits(embeddings.users[batch.pair_users], embeddings.items[batch.items])
+    table = release.replacements
+    replaced = set(zip(table["user"], table["original_item"]))
+    is_replaced = np.array([(u, i) in replaced for u, i in zip(batch.pair_users.tolist(), batch.items.tolist())])
+    for u in range(train.n_users):
+        mine = batch.pair_users.numpy() == u
+        if is_replaced[mine].any() and (~is_replaced[mine]).any():
+            assert logits[mine][is_replaced[mine]].max() <= logits[mine][~is_replaced[mine]].min()
+
+
+def test_embeddings_stay_frozen_and_export_is_deterministic(train, embeddings):
+    before = (embeddings.users.clone(), embeddings.items.clone())
+    model = UPCSDG(n_epochs=2, batch_users=16, seed=3).fit(train, embeddings, _prefs(train))
+    assert torch.equal(embeddings.users, before[0]) and torch.equal(embeddings.items, before[1])
+    first, second = model.generate(), model.generate()
+    assert first.replacements.equals(second.replacements)
+    again = UPCSDG(n_epochs=2, batch_users=16, seed=3).fit(train, embeddings, _prefs(train)).generate()
+    assert again.replacements.equals(first.replacements)
+    assert model.history_.losses and len(model.history_.losses) == 2
+
+
+def test_gradients_of_the_two_losses_reach_disjoint_modules(train, embeddings):
+    model = UPCSDG(n_epochs=1, seed=0).fit(train, embeddings, _prefs(train))
+    batch = PairBatch.from_csr(model.csr_, np.arange(10))
+    for module in (model.selector_, model.generator_):
+        module.zero_grad(set_to_none=True)
+    loss_d, _ = model.selector_(embeddings.users, embeddings.items, batch)
+    loss_d.backward()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in model.selector_.w1.parameters())
+    assert all(p.grad is None for p in model.generator_.parameters())
+    model.selector_.zero_grad(set_to_none=True)
+    loss_s, loss_g = model._generator_losses(batch.pair_users[:20], batch.items[:20], torch.Generator().manual_seed(0))
+    (3 * loss_s + loss_g).backward()
+    assert model.generator_.linear.weight.grad.abs().sum() > 0
+    assert all(p.grad is None for p in model.selector_.parameters())
+
+
+def test_training_lowers_similarity_under_a_small_gamma(train, embeddings):
+    untrained = UPCSDG(n_epochs=1, lr=1e-9, seed=0, lambda_g=0.0).fit(train, embeddings, _prefs(train, 0.5, 0.1))
+    trained = UPCSDG(n_epochs=30, lr=1e-2, seed=0, lambda_g=0.0).fit(train, embeddings, _prefs(train, 0.5, 0.1))
+    assert trained.generate().summary["mean_f_sim"] < untrained.generate().summary["mean_f_sim"] - 0.05
+
+
+def test_ablations_and_gumbel_export(train, embeddings):
+    prefs = _prefs(train, 0.5, 0.9)
+    random_sel = UPCSDG(n_epochs=1, selection="random", seed=0).fit(train, embeddings, prefs)
+    assert random_sel.selector_ is None and random_sel.generator_ is not None
+    random_rep = UPCSDG(n_epochs=1, replacement="random", seed=0).fit(train, embeddings, prefs)
+    assert random_rep.generator_ is None
+    fixed = UPCSDG(n_epochs=1, replacement="fixed", fixed_similarity=0.9, seed=0).fit(train, embeddings, prefs)
+    fixed_gap = (fixed.generate().replacements["f_sim"] - 0.9).abs().mean()
+    random_gap = (random_rep.generate().replacements["f_sim"] - 0.9).abs().mean()
+    assert fixed_gap < random_gap
+    sampled = UPCSDG(n_epochs=1, export_sampling="gumbel", seed=0).fit(train, embeddings, prefs)
+    argmax = UPCSDG(n_epochs=1, seed=0).fit(train, embeddings, prefs)
+    assert not sampled.generate().replacements["replacement_item"].equals(argmax.generate().replacements["replacement_item"])
+    for variant in (random_sel, random_rep, fixed, sampled):
+        table = variant.generate().replacements
+        assert not table.duplicated(["user", "replacement_item"]).any()
+
+
+def test_export_round_trips_through_the_atomic_file_reader(tmp_path, train, fitted):
+    release = fitted.generate()
+    written = write_release(release, tmp_path / "out", "toy-synthetic")
+    loaded = load_recbole(written["inter"])
+    pairs = set(zip(loaded.user_ids[loaded.users].tolist(), loaded.item_ids[loaded.items].tolist()))
+    data = release.data
+    assert pairs == set(zip(data.user_ids[data.users].tolist(), data.item_ids[data.items].tolist()))
+    lines = (tmp_path / "out" / "train.txt").read_text().splitlines()
+    parsed = {int(p[0]): set(map(int, p[1:])) for p in (line.split() for line in lines)}
+    assert parsed == {u: s for u, s in enumerate(_sets(data)) if s}
+    assert (tmp_path / "out" / "replacements.csv").read_text().startswith("user,user_id,original_item")
+    assert not list((tmp_path / "out").glob(".*"))  # no temporary files left behind
+
+
+def test_bad_settings_and_unfitted_use(train, embeddings):
+    with pytest.raises(ConfigError, match="UPCSDG.selection"):
+        UPCSDG(selection="best")
+    with pytest.raises(ConfigError, match="UPCSDG.tau"):
+        UPCSDG(tau=0)
+    with pytest.raises(NotFittedError):
+        UPCSDG().generate()
+    with pytest.raises(DataError, match="preferences cover 3 users"):
+        UPCSDG().fit(train, embeddings, PrivacyPreferences.uniform(3, 0.2, 0.5))
+    small = FrozenEmbeddings(torch.zeros(2, 8), torch.zeros(80, 8), "small")
+    with pytest.raises(DataError, match="embeddings cover 2 users"):
+        UPCSDG().fit(train, small, _prefs(train))
+
+
+def test_a_user_without_enough_free_items_is_an_error():
+    crowded = Interactions(users=np.array([0, 0, 0, 1]), items=np.array([0, 1, 2, 0]), n_users=2, n_items=4)
+    emb = FrozenEmbeddings(torch.randn(2, 4), torch.randn(4, 4), "r")
+    with pytest.raises(DataError, match="user 0 has 3 of 4 items; replacing 2"):
+        UPCSDG(n_epochs=1).fit(crowded, emb, PrivacyPreferences.uniform(2, 0.6, 0.5))
+
+
+def test_external_state_dict_embeddings(tmp_path, train):
+    path = tmp_path / "mf.pth.tar"
+    torch.save({"embedding_user.weight": torch.ones(train.n_users, 4), "embedding_item.weight": torch.ones(train.n_items, 4)}, path)
+    emb = FrozenEmbeddings.load(path).check(train)
+    assert emb.dim == 4
+    torch.save({"user": torch.ones(2, 2)}, tmp_path / "bad.pt")
+    with pytest.raises(DataError, match=r"missing key\(s\) \['embedding_user.weight'"):
+        FrozenEmbeddings.load(tmp_path / "bad.pt")
+
+
+def test_privacy_statement_says_no_formal_guarantee():
+    statement = UPCSDG().privacy_statement()
+    assert not statement.formal and "No formal" in str(statement)
