@@ -19,6 +19,7 @@ from recprivacy.models.lightgcn import LightGCN
 from recprivacy.models.ncf import NCF
 from recprivacy.models.popularity import Popularity
 from recprivacy.models.sasrec import SASRec
+from recprivacy.models.srgnn import SRGNN
 
 MODELS: dict[str, type[Recommender]] = {
     "popularity": Popularity,
@@ -31,6 +32,7 @@ MODELS: dict[str, type[Recommender]] = {
     "mlp": NCF,
     "lightgcn": LightGCN,
     "sasrec": SASRec,
+    "srgnn": SRGNN,
 }
 
 #: constructor arguments fixed by a registry name
@@ -70,4 +72,4 @@ def _model_class(name: str) -> type[Recommender]:
 
 
 __all__ = ["BPRMF", "ItemCF", "LFM", "LightGCN", "MODELS", "NCF", "Popularity", "Recommender", "SASRec",
-           "make_model", "model_params"]
+           "SRGNN", "make_model", "model_params"]

@@ -37,6 +37,7 @@ from scipy import stats
 from recprivacy.errors import ConfigError, DataError
 from recprivacy.privacy.accounting import (
     GaussianCalibration,
+    PrivacyStatement,
     check_count,
     check_positive,
     gaussian_epsilon,
@@ -383,6 +384,22 @@ class FeatureBudget:
     def epsilon_per_feature(self) -> float:
         """Budget of each sampled feature; k of them add up to ``epsilon``."""
         return self.epsilon / self.k
+
+    def statement(self, columns: Sequence[str]) -> PrivacyStatement:
+        """The local guarantee of ``perturb_features`` (DIPSGNN Theorem 4.1) for ``columns``."""
+        unit = f"one user's feature vector ({', '.join(columns)})"
+        scope = "randomised once on the user's side; every later use is post-processing"
+        if math.isinf(self.epsilon):
+            return PrivacyStatement.no_guarantee(unit, scope, "features are used unperturbed (eps1 = inf)")
+        return PrivacyStatement(
+            epsilon=self.epsilon,
+            delta=0.0,
+            accountant=(f"DIPSGNN Theorem 4.1: {self.k} of {self.n_features} features sampled, each "
+                        f"{self.epsilon_per_feature:.4g}-LDP (PM / OUE), sequential composition"),
+            unit=unit,
+            scope=scope,
+            setting="local",
+        )
 
 
 def multi_feature_budget(epsilon: float, n_features: int) -> FeatureBudget:

@@ -1,0 +1,134 @@
+"""The private baselines of paper 002: EdgeRand, DP-SGD on SR-GNN and DPMF (exp / imp)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from recprivacy.data.interactions import Interactions
+from recprivacy.defenses.dpmf import SENSITIVITY, DPMF, objective_noise
+from recprivacy.defenses.dpsgd import DPSGDSRGNN
+from recprivacy.defenses.edgerand import EdgeRand, NoisyAdjacencyNet
+from recprivacy.errors import ConfigError, DataError
+from recprivacy.models.srgnn import SRGNN, SequenceSamples, UserEncoder, batch_inputs, session_graphs
+from recprivacy.privacy import dpsgd_epsilon
+
+DELTA = 2.5e-7
+
+
+def sequences_data(n_users: int = 12, n_items: int = 15, length: int = 8, ratings: bool = False) -> Interactions:
+    rng = np.random.default_rng(1)
+    items = np.stack([rng.choice(n_items, size=length, replace=False) for _ in range(n_users)]).ravel()
+    stars = rng.integers(4, 6, size=len(items)).astype(float) if ratings else None
+    return Interactions(np.repeat(np.arange(n_users), length), items, n_users, n_items, ratings=stars,
+                        timestamps=np.tile(np.arange(length), n_users))
+
+
+SMALL = {"hidden": 8, "user_mode": "id", "user_dim": 4, "n_epochs": 2, "batch_size": 16}
+
+
+# --------------------------------------------------------------------------- EdgeRand
+
+
+def test_edgerand_sigma_and_noise_only_on_the_real_node_block() -> None:
+    assert EdgeRand().sigma_ == pytest.approx(1.187033, abs=1e-6)
+    samples = SequenceSamples.whole([np.array([1, 2, 3]), np.array([4, 5, 6, 7, 8, 4])], np.arange(2))
+    graphs = session_graphs(*batch_inputs(samples, np.arange(2), 100, 10), 10)
+    net = NoisyAdjacencyNet(10, 6, 1, None, 1.0, True, torch.Generator().manual_seed(0)).train()
+    a_in, a_out = net.adjacencies(graphs)
+    noise = a_out - graphs.adjacency
+    assert (noise[0, 3:, :] == 0).all() and (noise[0, :, 3:] == 0).all()  # 3 real nodes in row 0
+    assert (noise[0, :3, :3] != 0).all() and (noise[1] != 0).all()
+    assert torch.equal(a_in, a_out.transpose(1, 2))  # A_in is post-processing of the noisy A_out
+
+
+def test_edgerand_without_noise_is_the_non_private_count_model() -> None:
+    data = sequences_data()
+    a = EdgeRand(eps1=math.inf, eps2=math.inf, seed=2, **SMALL).fit(data)
+    b = SRGNN(adjacency="count", seed=2, **SMALL).fit(data)
+    assert torch.equal(a.score(np.arange(4)), b.score(np.arange(4)))
+    assert not a.privacy_statement()["edges, whole training run"].formal
+
+
+def test_edgerand_statement_composes_one_release_per_forward_pass() -> None:
+    model = EdgeRand(**SMALL).fit(sequences_data())
+    s = model.privacy_statement()
+    assert s["edges, one forward pass (paper)"].epsilon == 5.0
+    assert s["edges, whole training run"].epsilon > 5.0
+    assert "6 prefix(es) x 2 epoch(s)" in s["edges, whole training run"].scope
+
+
+# --------------------------------------------------------------------------- DP-SGD
+
+
+def test_per_sample_gradients_equal_single_sample_autograd() -> None:
+    data = sequences_data()
+    model = DPSGDSRGNN(**{**SMALL, "n_epochs": 1}).fit(data)
+    samples = SequenceSamples.prefixes(data.sequences())
+    idx = np.array([0, 5, 9])
+    params = {k: v.detach() for k, v in model.net_.named_parameters()}
+    grads, losses = model._per_sample_grads(params, samples, idx)
+    for row, i in enumerate(idx):
+        model.net_.zero_grad()
+        one = np.array([i])
+        loss = F.cross_entropy(model.net_(model._graphs(samples, one), torch.from_numpy(samples.users[one])),
+                               torch.from_numpy(samples.subset(one).targets()))
+        loss.backward()
+        assert losses[row].item() == pytest.approx(loss.item(), rel=1e-5)
+        for name, p in model.net_.named_parameters():
+            assert torch.allclose(grads[name][row], p.grad, atol=1e-6), name
+
+
+def test_clipped_sum_is_bounded_by_batch_size_times_clip_norm() -> None:
+    data = sequences_data()
+    model = DPSGDSRGNN(max_grad_norm=0.01, **{**SMALL, "n_epochs": 1}).fit(data)
+    samples = SequenceSamples.prefixes(data.sequences())
+    summed, _ = model._clipped_sum(samples, np.arange(30))
+    total = math.sqrt(sum(float(g.pow(2).sum()) for g in summed.values()))
+    assert total <= 30 * 0.01 + 1e-6
+
+
+def test_dpsgd_noise_is_calibrated_to_the_target_and_the_statement_uses_steps_taken() -> None:
+    model = DPSGDSRGNN(eps2=3.0, **SMALL).fit(sequences_data())
+    assert model.noise_multiplier_ > 0 and model.steps_ == 2 * model.steps_per_epoch_
+    eps = dpsgd_epsilon(model.noise_multiplier_, model.sample_rate_, model.steps_, DELTA)
+    assert eps <= 3.0 + 1e-9
+    statement = model.privacy_statement()["training samples, whole training run"]
+    assert statement.epsilon == pytest.approx(eps) and "group privacy" in statement.notes[0]
+    with pytest.raises(ConfigError, match="max_grad_norm"):
+        DPSGDSRGNN(max_grad_norm=0)
+
+
+# --------------------------------------------------------------------------- DPMF
+
+
+def test_objective_noise_has_gamma_norms_and_uniform_directions() -> None:
+    eta = objective_noise(20_000, 8, 4.0, SENSITIVITY, np.random.default_rng(0))
+    norms = np.linalg.norm(eta, axis=1)
+    assert norms.mean() == pytest.approx(8 * SENSITIVITY / 4.0, rel=0.02)  # Gamma(d, Δ/ε) mean
+    assert norms.var() == pytest.approx(8 * (SENSITIVITY / 4.0) ** 2, rel=0.05)
+    assert np.abs((eta / norms[:, None]).mean(0)).max() < 0.02
+
+
+@pytest.mark.parametrize("feedback", ["implicit", "explicit"])
+def test_dpmf_trains_with_user_factors_in_the_unit_ball(feedback: str) -> None:
+    model = DPMF(feedback=feedback, n_factors=4, n_epochs=3, batch_size=32).fit(sequences_data(ratings=True))
+    assert model.user_factors_.norm(dim=1).max() <= 1.0 + 1e-6
+    statement = model.privacy_statement()
+    assert statement.epsilon == 5.0 and statement.delta == 0.0
+    assert any("BPR" in n for n in statement.notes) == (feedback == "implicit")
+
+
+def test_dpmf_explicit_needs_bounded_ratings() -> None:
+    with pytest.raises(DataError, match="needs ratings"):
+        DPMF(feedback="explicit", n_epochs=1).fit(sequences_data())
+    bad = sequences_data(ratings=True)
+    bad = bad.with_changes(ratings=bad.ratings * 2)
+    with pytest.raises(DataError, match=r"\[0, 5\]"):
+        DPMF(feedback="explicit", n_epochs=1).fit(bad)
+    with pytest.raises(ConfigError, match="feedback"):
+        DPMF(feedback="ratings")
