@@ -50,6 +50,9 @@ def test_mlp_learns_separable_data_and_is_seeded():
     assert attack.losses_[-1] < attack.losses_[0]
     proba = attack.predict_proba(x)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    # the score is the logit margin: member iff P(member) > P(non-member)
+    np.testing.assert_allclose(attack.score(x), np.log(proba[:, 1]) - np.log(proba[:, 0]), atol=1e-9)
+    assert attack.threshold_ == 0.0
     assert binary_attack_report(y, attack.score(x))["auc"] > 0.95
     np.testing.assert_array_equal(attack.score(x), MLPAttack(seed=0).fit(x, y).score(x))
 

@@ -8,7 +8,10 @@ more likely a member) and ``threshold_``, the score at which it decides "member"
   (the 8 → 2 layer the printed equation omits, decision 14), cross-entropy on the logits
   (decision 15), SGD lr 0.01 with momentum 0.7 (the paper; the code uses 0.9, decision 16),
   20 epochs of batch size 1 shuffled every epoch with the seed (decision 17). Member iff
-  ``P(member) > P(non-member)``, i.e. ``P(member) > 0.5``. ``code_compat=True`` reproduces
+  ``P(member) > P(non-member)``. The score is the logit margin ``o_member − o_non-member``
+  (``log P(member) / P(non-member)``): it ranks users exactly as ``P(member)`` does but does
+  not saturate at 1.0 in floating point, which would tie the most confident users and blur
+  the low-FPR end of the ROC curve; the decision is at 0. ``code_compat=True`` reproduces
   the authors' code: momentum 0.9, no shuffling (members first), softmax fed to the
   cross-entropy (a double softmax).
 * :class:`KMeansAttack` (Tables 6-7): K-Means with K = 2 on the *target* features,
@@ -79,7 +82,7 @@ class MLPAttack:
         Seeds the weights and the shuffling.
     """
 
-    threshold_ = 0.5
+    threshold_ = 0.0
 
     def __init__(
         self,
@@ -184,8 +187,11 @@ class MLPAttack:
         return _softmax(self.logits(self.weights_, (_matrix(features) - self.mean_) / self.scale_)[0])
 
     def score(self, features: Any) -> np.ndarray:
-        """P(member) of each row."""
-        return self.predict_proba(features)[:, 1]
+        """Logit margin ``log P(member) − log P(non-member)`` of each row (member iff > 0)."""
+        if not hasattr(self, "weights_"):
+            raise NotFittedError("MLPAttack is not fitted yet: call fit(features, labels) first")
+        logits = self.logits(self.weights_, (_matrix(features) - self.mean_) / self.scale_)[0]
+        return logits[:, 1] - logits[:, 0]
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:
@@ -227,7 +233,7 @@ def sklearn_classifier(name: str) -> type:
     classes = dict(all_estimators(type_filter="classifier"))
     if name not in classes:
         examples = ", ".join(n for n in ("LogisticRegression", "RandomForestClassifier", "SVC", "MLPClassifier"))
-        raise ConfigError(f"attack: unknown attack model {name!r}; expected 'mlp', 'kmeans' or a scikit-learn classifier such as {examples}")
+        raise ConfigError(f"unknown attack model {name!r}; expected 'mlp', 'kmeans' or a scikit-learn classifier such as {examples}")
     return classes[name]
 
 

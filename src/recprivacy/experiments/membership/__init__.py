@@ -1,0 +1,18 @@
+"""The ``membership`` study and the ``membership`` audit section (paper 001).
+
+* :mod:`.options`: ``study_options`` of the study;
+* :mod:`.plan`: the attack settings of each of the paper's tables and figures;
+* :mod:`.collect`: running them over seeds with ``attacks.membership.MembershipLab``;
+* :mod:`.render`: tables in the paper's layout (the paper's number beside ours) and figures;
+* :mod:`.paper`: the numbers the paper reports;
+* :mod:`.study`: the study itself; :mod:`.audit`: the audit section.
+"""
+
+from recprivacy.experiments.membership.options import MembershipOptions
+from recprivacy.experiments.membership.study import run_membership
+from recprivacy.experiments.runner import register_study
+
+register_study("membership", run_membership, MembershipOptions,
+               "user-level membership inference against recommenders and popularity randomization (paper 001)")  # fmt: skip
+
+__all__ = ["MembershipOptions", "run_membership"]
