@@ -75,6 +75,19 @@ def min_user_interactions(data: Interactions, n: int) -> Interactions:
     return _keep(data, counts[data.users] >= n, "min_user_interactions", n=n)
 
 
+def keep_recent(data: Interactions, n: int) -> Interactions:
+    """Keep each user's ``n`` most recent rows (by timestamp; ties and data without timestamps:
+    by row order), e.g. DIPSGNN's maximum sequence length applied after the k-core filter."""
+    if n < 1:
+        raise ConfigError(f"keep_recent: n must be >= 1, got {n}")
+    order = data.order()
+    users = data.users[order]
+    from_end = data.user_counts()[users] - 1 - (np.arange(len(order)) - np.searchsorted(users, users))
+    mask = np.zeros(len(data), dtype=bool)
+    mask[order] = from_end < n
+    return _keep(data, mask, "keep_recent", n=n)
+
+
 def preprocess(
     data: Interactions,
     implicit_threshold: float | None = None,
