@@ -1,0 +1,189 @@
+"""Attribute inference attacks (paper 004 §3, digest §3 and G11-G13, G22).
+
+White-box, against federated uploads: the honest-but-curious server computes each client's
+pseudo-gradient ``ΔΘ_u`` (``federated.protocol.pseudo_gradient``), knows the attribute of a
+share ζ of the round's clients (𝒰_adv), trains a classifier on them and predicts the rest.
+``component_matrix`` slices ``ΔΘ`` by component (full, user, item, mlp, mlp1, mlp2: Figure 4).
+
+Black-box, against any centralised recommender: the same classifiers on the multi-hot vector
+of the top-k list each user is recommended (``recommendation_matrix``), for the audit.
+
+Attackers (``AttributeAttacker``):
+
+* ``dnn`` -- Eq. 10: Linear(in, 100) - ReLU - Linear(100, 30) - ReLU - Linear(30, C), softmax
+  cross-entropy, Adam (lr 1e-3, weight decay 1e-4), 200 full-batch epochs (digest G12);
+* ``tree``, ``svc``, ``knn`` -- scikit-learn defaults (``DecisionTreeClassifier``, ``SVC`` with
+  RBF kernel and C = 1, ``KNeighborsClassifier(5)``), RQ4;
+* ``random`` (uniform guess, the paper's "Random Attack"), ``stratified`` and ``majority``
+  (scikit-learn ``DummyClassifier``), the blind baselines.
+
+All learned attackers see the same z-scored input, with mean and standard deviation fitted on
+the adversary's training users only. ``zero_column_attack`` is the trivial rule of digest §3.5:
+``ΔE_U = Σ g x_uᵀ`` has an exactly zero column wherever the one-hot ``x_u`` is 0, so the
+column of the attribute block with the largest norm names the attribute (reported separately,
+as a finding beyond the paper).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.dummy import DummyClassifier
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.svm import SVC
+from sklearn.tree import DecisionTreeClassifier
+from torch import Tensor, nn
+
+from recprivacy.errors import ConfigError, DataError
+from recprivacy.metrics.attack import multiclass_attack_report
+
+ATTACKERS = ("dnn", "tree", "svc", "knn", "random", "stratified", "majority")
+COMPONENT_SETS: dict[str, tuple[str, ...]] = {
+    "all": ("user", "item", "mlp1", "mlp2"),
+    "user": ("user",),
+    "item": ("item",),
+    "mlp": ("mlp1", "mlp2"),
+    "mlp1": ("mlp1",),
+    "mlp2": ("mlp2",),
+}
+
+
+def check_zeta(zeta: float) -> float:
+    """ζ, the share of clients whose attribute the attacker knows, must lie in (0, 1)."""
+    if not 0.0 < float(zeta) < 1.0:
+        raise ConfigError(f"zeta: expected the attacker's known share of clients in (0, 1), got {zeta}")
+    return float(zeta)
+
+
+def zeta_split(n: int, zeta: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(known, unknown) row indices: a seeded random ``round(ζ n)`` of the ``n`` clients form
+    𝒰_adv (at least one, and at least one left to attack)."""
+    check_zeta(zeta)
+    if n < 2:
+        raise DataError(f"attribute attack needs at least 2 clients, got {n}")
+    k = min(max(1, int(round(zeta * n))), n - 1)
+    perm = np.random.default_rng(seed).permutation(n)
+    return np.sort(perm[:k]), np.sort(perm[k:])
+
+
+def component_matrix(deltas: dict[str, Tensor], components: dict[str, str], which: str = "all") -> np.ndarray:
+    """Flatten and concatenate the pseudo-gradients of the parameters in component set
+    ``which`` (``COMPONENT_SETS``) into one row per client ``[B, P]`` (float32)."""
+    if which not in COMPONENT_SETS:
+        raise ConfigError(f"component: expected one of {list(COMPONENT_SETS)}, got {which!r}")
+    names = [n for n in deltas if components[n] in COMPONENT_SETS[which]]
+    if not names:
+        raise ConfigError(f"component {which!r}: the model has no such parameters (it has {sorted(set(components.values()))})")
+    return torch.cat([deltas[n].reshape(len(deltas[n]), -1).float() for n in names], dim=1).numpy()
+
+
+def recommendation_matrix(topk: np.ndarray, n_items: int) -> np.ndarray:
+    """Multi-hot rows ``[n_users, n_items]`` of each user's recommended items (black-box input)."""
+    topk = np.asarray(topk, dtype=np.int64)
+    out = np.zeros((len(topk), n_items), dtype=np.float32)
+    np.put_along_axis(out, topk, 1.0, axis=1)
+    return out
+
+
+def zero_column_attack(delta_user_table: Tensor, block: np.ndarray) -> np.ndarray:
+    """Digest §3.5: per client, the attribute column (of ``ΔE_U`` ``[B, d, d1]``) with the
+    largest L2 norm; returns the index within ``block`` (the attribute's class)."""
+    norms = delta_user_table[:, :, torch.as_tensor(block)].float().norm(dim=1)
+    return norms.argmax(dim=1).numpy()
+
+
+class _DNN(nn.Module):
+    def __init__(self, n_in: int, n_classes: int) -> None:
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(n_in, 100), nn.ReLU(), nn.Linear(100, 30), nn.ReLU(), nn.Linear(30, n_classes))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.net(x)
+
+
+@dataclass
+class AttributeAttacker:
+    """One attacker of ``ATTACKERS`` (module docstring) for ``n_classes`` classes;
+    ``fit(X, y)`` on the known users, ``score(X)`` -> class probabilities ``[n, C]``."""
+
+    kind: str = "dnn"
+    n_classes: int = 2
+    seed: int = 0
+    epochs: int = 200
+    lr: float = 1e-3
+    weight_decay: float = 1e-4
+    fitted_rows_: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in ATTACKERS:
+            raise ConfigError(f"attacker: expected one of {list(ATTACKERS)}, got {self.kind!r}")
+
+    def fit(self, x: np.ndarray, y: np.ndarray) -> "AttributeAttacker":
+        x = np.asarray(x, dtype=np.float32)
+        y = np.asarray(y, dtype=np.int64)
+        if len(x) != len(y) or len(y) == 0:
+            raise DataError(f"attacker: {len(x)} feature rows but {len(y)} labels; expected the same, at least one")
+        self.mean_ = x.mean(axis=0)
+        self.std_ = x.std(axis=0)
+        self.std_[self.std_ == 0] = 1.0
+        z = self._standard(x)
+        self.fitted_rows_ = len(y)
+        self.classes_ = np.unique(y)
+        if self.kind == "dnn":
+            self.model_ = self._fit_dnn(z, y)
+        else:
+            self.model_ = self._sklearn().fit(z, y)
+        return self
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        """Probabilities ``[n, n_classes]`` (classes the training users lacked get 0; ``svc``
+        gives its hard decision as a one-hot row, since SVC has no native probabilities)."""
+        z = self._standard(np.asarray(x, dtype=np.float32))
+        if self.kind == "dnn":
+            with torch.no_grad():
+                return torch.softmax(self.model_(torch.from_numpy(z)), dim=1).numpy()
+        proba = np.zeros((len(z), self.n_classes))
+        if self.kind == "svc":
+            proba[np.arange(len(z)), self.model_.predict(z)] = 1.0
+        else:
+            proba[:, self.classes_] = self.model_.predict_proba(z)
+        return proba
+
+    def _standard(self, x: np.ndarray) -> np.ndarray:
+        return (x - self.mean_) / self.std_
+
+    def _sklearn(self) -> Any:
+        return {
+            "tree": lambda: DecisionTreeClassifier(random_state=self.seed),
+            "svc": lambda: SVC(random_state=self.seed),
+            "knn": lambda: KNeighborsClassifier(min(5, self.fitted_rows_)),
+            "random": lambda: DummyClassifier(strategy="uniform", random_state=self.seed),
+            "stratified": lambda: DummyClassifier(strategy="stratified", random_state=self.seed),
+            "majority": lambda: DummyClassifier(strategy="most_frequent"),
+        }[self.kind]()
+
+    def _fit_dnn(self, z: np.ndarray, y: np.ndarray) -> _DNN:
+        torch.manual_seed(self.seed)
+        model = _DNN(z.shape[1], self.n_classes)
+        opt = torch.optim.Adam(model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        xt, yt = torch.from_numpy(z), torch.from_numpy(y)
+        for _ in range(self.epochs):
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(xt), yt).backward()
+            opt.step()
+        return model.eval()
+
+
+def attack_report(
+    x: np.ndarray, y: np.ndarray, class_names: tuple[str, ...], zeta: float, seed: int, kind: str = "dnn"
+) -> dict[str, Any]:
+    """Train ``kind`` on the ζ share (seeded split) and report on the other clients
+    (``metrics.attack.multiclass_attack_report``: weighted / macro F1, accuracy, baselines)."""
+    known, unknown = zeta_split(len(y), zeta, seed)
+    attacker = AttributeAttacker(kind, len(class_names), seed).fit(x[known], y[known])
+    report = multiclass_attack_report(y[unknown], attacker.score(x[unknown]), np.arange(len(class_names)))
+    report.update({"n_known": len(known), "n_attacked": len(unknown)})
+    return report

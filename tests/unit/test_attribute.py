@@ -1,0 +1,94 @@
+"""Attribute inference: the ζ split, per-component inputs, attackers and the zero-column rule."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from recprivacy.attacks.attribute import (
+    ATTACKERS,
+    AttributeAttacker,
+    attack_report,
+    component_matrix,
+    recommendation_matrix,
+    zero_column_attack,
+    zeta_split,
+)
+from recprivacy.errors import ConfigError
+
+
+def _separable(n: int = 200, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    x = rng.normal(size=(n, 30)).astype(np.float32)
+    x[:, :5] += 2.5 * y[:, None]
+    return x, y
+
+
+def test_zeta_split_is_seeded_disjoint_and_sized():
+    known, unknown = zeta_split(100, 0.1, seed=4)
+    assert len(known) == 10 and len(unknown) == 90
+    assert not set(known) & set(unknown)
+    assert np.array_equal(known, zeta_split(100, 0.1, seed=4)[0])
+
+
+@pytest.mark.parametrize("zeta", [0, 1, 1.5, -0.2])
+def test_zeta_outside_the_open_unit_interval_is_rejected(zeta):
+    with pytest.raises(ConfigError, match="zeta"):
+        zeta_split(100, zeta, seed=0)
+
+
+def test_attacker_never_trains_on_a_client_outside_the_zeta_share():
+    x, y = _separable()
+    known, unknown = zeta_split(len(y), 0.2, seed=1)
+    flipped = y.copy()
+    flipped[unknown] = 1 - flipped[unknown]
+    a = attack_report(x, y, ("a", "b"), 0.2, seed=1, kind="dnn")
+    # the same report as if the unknown users' labels had been anything else during training
+    b_model = AttributeAttacker("dnn", 2, seed=1).fit(x[known], flipped[known])
+    assert AttributeAttacker("dnn", 2, seed=1).fit(x[known], y[known]).fitted_rows_ == len(known)
+    assert a["n_known"] == len(known) and a["n_attacked"] == len(unknown)
+    np.testing.assert_allclose(
+        AttributeAttacker("dnn", 2, seed=1).fit(x[known], y[known]).score(x[unknown]), b_model.score(x[unknown])
+    )
+
+
+@pytest.mark.parametrize("kind", ["dnn", "tree", "svc", "knn"])
+def test_learned_attackers_find_a_planted_signal(kind):
+    x, y = _separable()
+    report = attack_report(x, y, ("a", "b"), 0.3, seed=0, kind=kind)
+    assert report["weighted_f1"] > 0.85
+
+
+@pytest.mark.parametrize("kind", ["random", "stratified", "majority"])
+def test_blind_attackers_stay_near_chance(kind):
+    x, y = _separable()
+    report = attack_report(x, y, ("a", "b"), 0.3, seed=0, kind=kind)
+    assert report["weighted_f1"] < 0.65
+    assert kind in ATTACKERS
+
+
+def test_component_matrix_slices_and_orders_parameters():
+    deltas = {"E_U": torch.ones(2, 2, 3), "item": torch.full((2, 4, 2), 2.0), "mlp1.user": torch.full((2, 1), 3.0)}
+    comps = {"E_U": "user", "item": "item", "mlp1.user": "mlp1"}
+    full = component_matrix(deltas, comps, "all")
+    assert full.shape == (2, 6 + 8 + 1)
+    assert np.array_equal(component_matrix(deltas, comps, "mlp")[0], [3.0])
+    assert np.array_equal(component_matrix(deltas, comps, "user"), np.ones((2, 6)))
+    with pytest.raises(ConfigError, match="no such parameters"):
+        component_matrix(deltas, comps, "mlp2")
+
+
+def test_zero_column_rule_reads_the_one_hot_block():
+    delta = torch.zeros(3, 4, 6)
+    delta[0, :, 4] = 1.0
+    delta[1, :, 3] = 0.5
+    delta[2, :, 4] = 0.1
+    delta[:, :, 0] = 9.0  # a statistic column outside the block
+    assert list(zero_column_attack(delta, np.array([3, 4]))) == [1, 0, 1]
+
+
+def test_recommendation_matrix_is_multi_hot():
+    m = recommendation_matrix(np.array([[0, 2], [1, 2]]), 4)
+    assert np.array_equal(m, [[1, 0, 1, 0], [0, 1, 1, 0]])
