@@ -1,0 +1,139 @@
+"""The exposure attack and defence end to end: a planted signal the attack must find and the
+defence must hide, seeding, the ``exposure`` study on tiny synthetic data (simulated and
+logged exposure) and the audit's exposure section."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from recprivacy.attacks.exposure import ExposureAttack, evaluate_baselines
+from recprivacy.config import load_config
+from recprivacy.data.exposure_pairs import ExposurePairs, split_pairs, user_groups
+from recprivacy.defenses.exposure_perturbation import ExposurePerturbation
+from recprivacy.errors import ConfigError
+from recprivacy.experiments import run_study
+
+N_ITEMS = 60
+SMALL = {"dim": 32, "n_heads": 2, "n_epochs": 25, "patience": 25, "batch_size": 100}
+
+
+def planted_pairs(n_users: int = 300, per_user: int = 4, seed: int = 0) -> ExposurePairs:
+    """Slates that show item ``b + 30`` for each of the 5 past clicks ``b < 30``, plus 5 random
+    items from the upper half: the clicks are recoverable from the slate alone."""
+    rng = np.random.default_rng(seed)
+    n = n_users * per_user
+    hist = np.argsort(rng.random((n, 30)), axis=1)[:, :5]
+    noise = 30 + np.argsort(rng.random((n, 30)), axis=1)[:, :5]
+    slates = np.concatenate([hist + 30, noise], axis=1)
+    users = np.repeat(np.arange(n_users), per_user)
+    log = sp.csr_matrix((np.ones(n * 15), (np.repeat(users, 15), np.c_[hist, slates].ravel())), shape=(n_users, N_ITEMS))
+    log.data[:] = 1.0
+    return ExposurePairs(users, hist, slates, log, log, n_users, N_ITEMS, name="planted")
+
+
+@pytest.fixture(scope="module")
+def planted() -> dict[str, ExposurePairs]:
+    pairs = planted_pairs()
+    return split_pairs(pairs, user_groups(np.unique(pairs.users), pairs.n_users, seed=0))
+
+
+@pytest.fixture(scope="module")
+def fitted(planted: dict[str, ExposurePairs]) -> ExposureAttack:
+    return ExposureAttack("mean", "point", seed=0, **SMALL).fit(planted["train"], planted["valid"])
+
+
+def test_attack_recovers_a_planted_signal_far_above_the_baselines(fitted, planted) -> None:
+    scores = fitted.evaluate(planted["test"], (5, 10))
+    baselines = evaluate_baselines(fitted.vocab_, planted["train"], planted["test"], (5, 10))
+    assert scores["recall@10"] > 0.7
+    assert baselines["popularity"]["recall@10"] < 0.45 and baselines["exposed"]["recall@10"] < 0.45
+    assert scores["n_pairs"] == len(planted["test"]) and scores["n_dropped"] == 0
+    assert fitted.history_.best_epoch >= 0 and fitted.history_.valid
+
+
+def test_uniform_perturbation_hides_the_planted_signal(fitted, planted) -> None:
+    everyone = planted_pairs()
+    rec = []
+    for ratio in (0.0, 0.4, 0.8):
+        perturbed = ExposurePerturbation(ratio, seed=1).fit(everyone).perturb(planted["test"])
+        rec.append(fitted.evaluate(perturbed, (10,), oov="token")["recall@10"])
+    assert rec[0] > rec[1] > rec[2]
+
+
+def test_same_seed_same_numbers(planted) -> None:
+    runs = [ExposureAttack("att", "gru", seed=3, **{**SMALL, "n_epochs": 2}).fit(planted["train"]).evaluate(planted["test"])
+            for _ in range(2)]  # fmt: skip
+    assert runs[0] == runs[1]
+
+
+TINY_STUDY = {
+    "name": "exposure-tiny",
+    "study": "exposure",
+    "dataset": {"name": "synthetic", "options": {"n_users": 60, "n_items": 150, "n_interactions": 2400, "seed": 0}},
+    "model": {"name": "sasrec", "params": {"hidden": 16, "n_blocks": 1, "n_epochs": 2, "eval_every": 1}},
+    "study_options": {
+        "max_pairs_per_user": 6,
+        "experiments": ["attack", "slate_sweep", "protection"],
+        "encoders": ["mean", "att"],
+        "decoders": ["point", "transformer"],
+        "slate_sizes": [5, 10],
+        "attacker": {"dim": 16, "n_epochs": 2, "patience": 1},
+        "protection": {"selections": ["random", "dissimilar"], "replacements": ["uniform", "batch_popularity"],
+                       "ratios": [0.0, 0.5], "attacker": "mean+point", "embedding_epochs": 1},
+    },
+}  # fmt: skip
+
+
+def test_exposure_study_on_tiny_simulated_exposure() -> None:
+    results = run_study(load_config(base=TINY_STUDY))
+    tables = results.tables
+    for name in ("exposure-data", "exposure-attack-all", "exposure-attack-user_log", "exposure-attack-runs",
+                 "exposure-slate-sweep", "exposure-protection", "exposure-checks"):  # fmt: skip
+        assert name in tables
+    assert len(tables["exposure-attack-all"].rows) == 4 + 4  # 4 models, 2 baselines at k and kM
+    assert [r[0] for r in tables["exposure-slate-sweep"].rows] == [5, 5, 10, 10]
+    protection = tables["exposure-protection"]
+    assert {tuple(r[:2]) for r in protection.rows} == {(s, r) for s in ("random", "dissimilar") for r in ("uniform", "batch_popularity")}
+    assert any(r[3] == "adaptive" for r in protection.rows)  # random/uniform is adaptive by default
+    for value in (r[4] for r in protection.rows):
+        assert 0.0 <= value <= 1.0
+    assert 0.0 <= results.metrics["exposure/att+transformer/all/recall@10"] <= 1.0
+    assert results.seeds["split"] == 0 and len(results.figures) >= 5
+
+
+def test_exposure_study_on_a_logged_exposure() -> None:
+    config = {**TINY_STUDY, "study_options": {"source": "impressions", "max_pairs_per_user": 5, "experiments": ["attack"],
+                                              "encoders": ["max"], "decoders": ["lstm"], "attacker": {"dim": 16, "n_epochs": 1}}}  # fmt: skip
+    results = run_study(load_config(base=config))
+    data = results.tables["exposure-data"].rows
+    assert [r[0] for r in data] == ["train", "valid", "test"] and sum(r[1] for r in data) == 60 * 5  # 5 impressions each
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ({"protection": {"adaptive": ["random/unifrom"]}}, "study_options.protection.adaptive"),
+        ({"ks": [5, 20]}, "ks must include 10"),
+        ({"source": "mind"}, "source: 'mind' reads the 'mind' dataset"),
+    ],
+)
+def test_bad_study_options_are_one_line_config_errors(option: dict, message: str) -> None:
+    config = {**TINY_STUDY, "study_options": {**TINY_STUDY["study_options"], **option}}
+    with pytest.raises(ConfigError, match=message):
+        run_study(load_config(base=config))
+
+
+def test_audit_exposure_section_reports_a_risk_row() -> None:
+    config = {
+        "name": "audit-exposure", "study": "audit",
+        "dataset": {"name": "synthetic", "options": {"n_users": 80, "n_items": 120, "n_interactions": 2400}},
+        "model": {"name": "bpr", "params": {"n_epochs": 3, "eval_every": 1}},
+        "study_options": {"sections": ["exposure"], "exposure": {"n_epochs": 2, "max_pairs_per_user": 5, "dim": 16}},
+    }  # fmt: skip
+    results = run_study(load_config(base=config))
+    (risk,) = results.tables["risk_summary"].rows
+    assert risk[0].startswith("exposure leakage") and risk[1] == "Recall@10 (all items)"
+    assert 0.0 <= risk[2] <= 1.0 and 0.0 < risk[3] <= 1.0
+    assert "exposure-protection" in results.tables and "exposure-privacy-utility" in results.figures
