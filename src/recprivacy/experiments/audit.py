@@ -40,13 +40,21 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from pydantic import ConfigDict, PositiveInt
+from pydantic import ConfigDict, Field, PositiveInt
 
 from recprivacy.config import Config, StudyOptions, validate_options
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
-from recprivacy.experiments.train import PreparedData, describe_target, fit_model, metrics_rows, prepare_data, test_metrics
+from recprivacy.experiments.train import (
+    PreparedData,
+    describe_target,
+    fit_model,
+    hold_out_users,
+    metrics_rows,
+    prepare_data,
+    test_metrics,
+)
 from recprivacy.models.base import Recommender
 from recprivacy.report.figures import line_plot
 
@@ -138,20 +146,27 @@ class AuditSection:
     title: str
     options: type[StudyOptions]
     order: int
+    heldout_users: bool = False
 
 
 _SECTIONS: dict[str, AuditSection] = {}
 
 
 def register_audit_section(
-    name: str, run: SectionFn, title: str, options: type[StudyOptions] = StudyOptions, order: int = 100
+    name: str,
+    run: SectionFn,
+    title: str,
+    options: type[StudyOptions] = StudyOptions,
+    order: int = 100,
+    heldout_users: bool = False,
 ) -> AuditSection:
-    """Add a section to every audit (sections run and appear by ``order``, then name)."""
+    """Add a section to every audit (sections run and appear by ``order``, then name).
+    ``heldout_users``: the section needs users the target never saw (``AuditOptions.holdout_users``)."""
     if name == "sections" or not name.isidentifier():
         raise ValueError(f"audit section name {name!r} must be an identifier other than 'sections'")
     if name in _SECTIONS and _SECTIONS[name].run is not run:
         raise ValueError(f"audit section {name!r} is already registered by {_SECTIONS[name].run.__module__}")
-    section = AuditSection(name, run, title, options, order)
+    section = AuditSection(name, run, title, options, order, heldout_users)
     _SECTIONS[name] = section
     return section
 
@@ -162,12 +177,26 @@ def audit_sections() -> list[AuditSection]:
 
 
 class AuditOptions(StudyOptions):
-    """``sections``: which sections to run (default all); every other key is a section name
-    holding that section's options."""
+    """``sections``: which sections to run (default all); ``holdout_users``: share of users kept
+    out of the target's training (``None``: ``DEFAULT_HOLDOUT`` when a selected section needs
+    held-out users, such as membership inference's non-members, else 0); every other key is a
+    section name holding that section's options."""
 
     model_config = ConfigDict(extra="allow")
 
     sections: list[str] | None = None
+    holdout_users: float | None = Field(None, ge=0.0, lt=1.0)
+
+
+#: share of users held out of the target's training when a section needs non-members
+DEFAULT_HOLDOUT = 0.3
+
+
+def holdout_fraction(options: AuditOptions, plan: list[tuple[AuditSection, Any]]) -> float:
+    """``options.holdout_users``, or its default for the planned sections."""
+    if options.holdout_users is not None:
+        return options.holdout_users
+    return DEFAULT_HOLDOUT if any(section.heldout_users for section, _ in plan) else 0.0
 
 
 def plan_sections(options: AuditOptions) -> list[tuple[AuditSection, Any]]:
@@ -191,6 +220,9 @@ def run_audit(config: Config, options: AuditOptions) -> Results:
     plan = plan_sections(options)
     results = new_results(config)
     data = prepare_data(config, results)
+    fraction = holdout_fraction(options, plan)
+    if fraction > 0:
+        data = hold_out_users(data, fraction, config.seed)
     model = fit_model(config, data, results)
     writers = []
     for section, section_options in plan:

@@ -17,13 +17,15 @@ audit and by later studies, so every study prepares data and targets the same wa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+
+import numpy as np
 
 from recprivacy.config import Config, SplitConfig, StudyOptions
 from recprivacy.data.interactions import Interactions
 from recprivacy.data.preprocess import preprocess
 from recprivacy.data.registry import load_dataset
-from recprivacy.data.split import random_split, temporal_split
+from recprivacy.data.split import random_split, temporal_split, user_partition
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.metrics.ranking import evaluate
@@ -36,12 +38,15 @@ METRIC_NAMES = ("recall", "ndcg", "mrr", "hit", "precision")
 
 @dataclass(frozen=True)
 class PreparedData:
-    """The preprocessed dataset and its three splits (same id spaces)."""
+    """The preprocessed dataset and its three splits (same id spaces). ``heldout_users`` are
+    users kept out of all three splits: people the model never saw (the non-members of
+    membership inference); see :func:`hold_out_users`."""
 
     full: Interactions
     train: Interactions
     valid: Interactions
     test: Interactions
+    heldout_users: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def prepare_data(config: Config, results: Results) -> PreparedData:
@@ -60,6 +65,16 @@ def prepare_data(config: Config, results: Results) -> PreparedData:
     if ds.split.kind == "random":
         results.seeds["split"] = config.seed
     return PreparedData(data, train, valid, test)
+
+
+def hold_out_users(data: PreparedData, fraction: float, seed: int) -> PreparedData:
+    """``data`` with a seeded random ``fraction`` of its users removed from train, validation
+    and test and listed in ``heldout_users`` (``data.split.user_partition``)."""
+    part_seed = int(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
+    held = user_partition(data.full, {"heldout": fraction}, seed=part_seed)["heldout"]
+    keep = np.setdiff1d(np.flatnonzero(data.full.user_counts() > 0), held)
+    return replace(data, train=data.train.subset_users(keep), valid=data.valid.subset_users(keep),
+                   test=data.test.subset_users(keep), heldout_users=held)  # fmt: skip
 
 
 def split_data(data: Interactions, split: SplitConfig, seed: int) -> tuple[Interactions, Interactions, Interactions]:

@@ -140,6 +140,12 @@ class MembershipLab:
         Seeds the partition, recommenders, defence draws and attack models.
     randomize:
         The defence applied to non-members' lists (needed only by specs with a defence).
+    partitions:
+        Ready partitions by dataset name, used instead of ``partition_dataset`` (the audit
+        builds its own around a target trained elsewhere).
+    models:
+        Fitted recommenders by ``(dataset, role, algorithm)``, used instead of training one
+        on the group's members (the audit's target).
     """
 
     def __init__(
@@ -148,13 +154,16 @@ class MembershipLab:
         options: LabOptions | None = None,
         seed: int = 0,
         randomize: Randomize | None = None,
+        partitions: Mapping[str, Partition] | None = None,
+        models: Mapping[tuple[str, str, str], Recommender] | None = None,
     ) -> None:
         self.datasets = dict(datasets)
         self.options = options or LabOptions()
         self.seed = seed
         self.randomize = randomize
         self.timings: dict[str, float] = {}
-        self._cache: dict[tuple, Any] = {}
+        self._cache: dict[tuple, Any] = {("partition", name): p for name, p in (partitions or {}).items()}
+        self._cache.update({("model", *key, 1.0): model for key, model in (models or {}).items()})
         self.k_max = 0
 
     # ------------------------------------------------------------------ plumbing

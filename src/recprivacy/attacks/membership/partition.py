@@ -216,6 +216,18 @@ def _keep_items(data: Interactions, keep: np.ndarray) -> Interactions:
     ).with_step("restrict_items", kept=int(keep.sum()), of=int(data.n_items))
 
 
+def group_of(name: str, data: Interactions, members: np.ndarray, nonmembers: np.ndarray,
+             train: Interactions | None = None) -> Group:  # fmt: skip
+    """A group with given members and non-members (no hold-out); ``train`` defaults to every
+    interaction of the members in ``data``."""
+    members, nonmembers = np.sort(np.asarray(members, dtype=np.int64)), np.sort(np.asarray(nonmembers, dtype=np.int64))
+    if not len(members) or not len(nonmembers):
+        raise DataError(f"{data.name}: the {name} group needs at least one member and one non-member")
+    users = np.concatenate([members, nonmembers])
+    return Group(name, data.subset_users(users), members, nonmembers,
+                 data.subset_users(members) if train is None else train, None)  # fmt: skip
+
+
 def _make_group(name: str, data: Interactions, holdout: str, rng: np.random.Generator) -> Group:
     """Seeded 1:1 member / non-member split (``floor(n / 2)`` members) and the hold-out."""
     users = np.flatnonzero(data.user_counts() > 0)

@@ -8,6 +8,7 @@
 * :mod:`.study`: the study itself; :mod:`.audit`: the audit section.
 """
 
+from recprivacy.experiments.membership import audit  # noqa: F401  (registers the audit section)
 from recprivacy.experiments.membership.options import MembershipOptions
 from recprivacy.experiments.membership.study import run_membership
 from recprivacy.experiments.runner import register_study

@@ -77,17 +77,8 @@ class Renderer:
     # ------------------------------------------------------------------ figures
     def roc_figure(self, name: str, specs: list[AttackSpec], caption: str) -> str:
         """ROC curves of ``specs`` (first seed) on log-log axes, with the blind-guess diagonal."""
-        series: dict[str, tuple] = {}
-        floor = 1.0
-        for spec in specs:
-            labels, scores = self.c.roc[spec]
-            fpr, tpr, _ = roc_curve(labels, scores)
-            floor = min(floor, 1.0 / max(int((labels == 0).sum()), 1))
-            series[f"{spec.code} {self.variant(spec)}".strip()] = (np.maximum(fpr, floor / 2), np.maximum(tpr, floor / 2))
-        grid = np.logspace(np.log10(floor / 2), 0, 50)
-        series["blind guess"] = (grid, grid)
-        png = line_plot(series, "false positive rate", "true positive rate", logx=True, logy=True)
-        return self.figure(name, png, caption + " Zero rates are drawn at half the smallest non-zero FPR.")
+        curves = {f"{spec.code} {self.variant(spec)}".strip(): self.c.roc[spec] for spec in specs}
+        return self.figure(name, roc_png(curves), caption + " Zero rates are drawn at half the smallest non-zero FPR.")
 
     def embedding_figure(self, name: str, spec: AttackSpec, caption: str) -> str:
         points, labels = self.c.embeddings[spec]
@@ -97,6 +88,19 @@ class Renderer:
         png = scatter_plot(groups, f"{method} 1", f"{method} 2", f"{spec.code} {self.variant(spec)}".strip(),
                            colors={"members": "red", "non-members": "blue"})  # fmt: skip
         return self.figure(name, png, caption)
+
+
+def roc_png(curves: dict[str, tuple[np.ndarray, np.ndarray]]) -> bytes:
+    """ROC curves ``label -> (labels, scores)`` on log-log axes with the blind-guess diagonal;
+    zero rates are drawn at half the smallest non-zero FPR so they stay on the axes."""
+    floor = min(1.0 / max(int((labels == 0).sum()), 1) for labels, _ in curves.values()) / 2
+    series: dict[str, tuple] = {}
+    for label, (labels, scores) in curves.items():
+        fpr, tpr, _ = roc_curve(labels, scores)
+        series[label] = (np.maximum(fpr, floor), np.maximum(tpr, floor))
+    grid = np.logspace(np.log10(floor), 0, 50)
+    series["blind guess"] = (grid, grid)
+    return line_plot(series, "false positive rate", "true positive rate", logx=True, logy=True)
 
 
 # ---------------------------------------------------------------------------- experiments

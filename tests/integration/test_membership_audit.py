@@ -1,0 +1,65 @@
+"""The membership section of ``recprivacy audit``: non-members are users held out of the
+audited target's training, and the shadow is built from other held-out users."""
+
+import numpy as np
+import pytest
+
+from recprivacy.config import load_config
+from recprivacy.experiments import run_study
+from recprivacy.experiments.audit import AuditOptions, holdout_fraction, plan_sections
+from recprivacy.experiments.train import PreparedData, hold_out_users
+from recprivacy.data.split import random_split
+from recprivacy.data.synthetic import make_synthetic
+
+SYNTHETIC = {"n_users": 300, "n_items": 200, "n_interactions": 15000}
+
+
+def _audit(study_options: dict) -> dict:
+    return {
+        "name": "audit-membership",
+        "study": "audit",
+        "seed": 0,
+        "dataset": {"name": "synthetic", "options": SYNTHETIC},
+        "model": {"name": "itemcf", "params": {}},
+        "study_options": {"sections": ["membership"], "membership": {"k": 20, "n_factors": 16}, **study_options},
+    }
+
+
+def test_membership_section_attacks_the_audited_target():
+    results = run_study(load_config(base=_audit({})))
+    risks = results.tables["risk_summary"].rows
+    attacks = [row for row in risks if row[0].startswith("user-level membership inference")]
+    assert [row[1] for row in attacks] == ["ROC AUC", "TPR at 1% FPR", "ROC AUC"]
+    assert attacks[0][3] == 0.5 and attacks[1][3] == 0.01
+    assert results.metrics["membership/plain/auc"] > 0.7  # item-CF lists leak membership
+    groups = dict((row[0], row[1]) for row in results.tables["membership-groups"].rows)
+    # 30% of 300 users held out, split in thirds; as many trained users as members
+    assert groups["target non-members (held out)"] == groups["target members (trained users)"] == 30
+    assert "membership-roc" in results.figures
+
+
+def test_held_out_users_never_reach_the_target():
+    data = make_synthetic(**SYNTHETIC, seed=0)
+    prepared = PreparedData(data, *random_split(data, seed=0))
+    held = hold_out_users(prepared, 0.3, seed=0)
+    assert len(held.heldout_users) == 90
+    for part in (held.train, held.valid, held.test):
+        assert not set(np.unique(part.users)) & set(held.heldout_users)
+    assert len(held.train) + len(held.valid) + len(held.test) + int(data.user_counts()[held.heldout_users].sum()) == len(data)
+
+
+def test_holdout_defaults_only_when_a_section_needs_it():
+    def fraction(options: dict) -> float:
+        parsed = AuditOptions.model_validate(options)
+        return holdout_fraction(parsed, plan_sections(parsed))
+
+    assert fraction({"sections": ["membership"]}) == pytest.approx(0.3)
+    assert fraction({"sections": ["utility"]}) == 0.0
+    assert fraction({"sections": ["utility"], "holdout_users": 0.2}) == pytest.approx(0.2)
+
+
+def test_without_held_out_users_the_section_says_so():
+    results = run_study(load_config(base=_audit({"holdout_users": 0.0})))
+    section = next(s for s in results.sections if s.title.startswith("Membership"))
+    assert section.text.startswith("Not measured")
+    assert not [row for row in results.tables["risk_summary"].rows if "membership" in row[0]]
