@@ -3,6 +3,7 @@
     recprivacy audit [--dataset synthetic] [--data-dir PATH] [--model NAME] [--config PATH] [--set k=v] [--out runs]
     recprivacy train --dataset D --model M [--data-dir PATH] [--set k=v] [--out runs]
     recprivacy run CONFIG.yaml [--set k=v] [--out DIR]
+    recprivacy synthesize --out DIR [--dataset D] [--privacy prefs.csv] [--k 0.2] [--gamma 0.5] [--config PATH]
     recprivacy datasets list
     recprivacy datasets describe NAME [--data-dir PATH]
     recprivacy report RUN_DIR
@@ -34,6 +35,8 @@ from recprivacy.data.registry import list_datasets, load_dataset
 from recprivacy.errors import RecPrivacyError
 from recprivacy.experiments import Results, load_results, run_config
 from recprivacy.experiments.audit import default_audit_config
+from recprivacy.experiments.upcsdg import default_synthesize_config
+from recprivacy.experiments.upcsdg import synthesize as synthesize_release
 from recprivacy.report import write_report
 from recprivacy.report.tables import format_value
 
@@ -114,6 +117,29 @@ def train(
     """Fit one recommender and evaluate it with full-ranking metrics."""
     with user_errors():
         _execute(_command_config(None, {"study": "train"}, dataset, data_dir, model, set_ or []), out)
+
+
+@app.command()
+def synthesize(
+    out: Annotated[Path, typer.Option("--out", help="Folder for the synthetic dataset's files.")],
+    dataset: Annotated[str | None, typer.Option("--dataset", help="Dataset name or path (default: synthetic).")] = None,
+    data_dir: DataDirOption = None,
+    privacy: Annotated[Path | None, typer.Option("--privacy", help="CSV/JSON of per-user k and gamma by original user id.")] = None,
+    k: Annotated[float, typer.Option("--k", help="Share of each user's items replaced, in (0, 1).")] = 0.2,
+    gamma: Annotated[float, typer.Option("--gamma", help="Similarity cap of a replacement, in (0, 1).")] = 0.5,
+    config: Annotated[Path | None, typer.Option("--config", help="UPC-SDG config (dataset preparation, generator).")] = None,
+    set_: SetOption = None,
+) -> None:
+    """Release a UPC-SDG synthetic version of a dataset (RecBole atomic files, LightGCN train.txt, privacy summary)."""
+    with user_errors():
+        release = synthesize_release(
+            _command_config(config, default_synthesize_config(), dataset, data_dir, None, set_ or []), out, privacy, k, gamma
+        )
+        s = release.summary
+        keys = ["users", "original_interactions", "replaced_interactions", "realised_ratio_mean", "mean_f_sim",
+                "share_within_gamma", "users_with_default_preferences"]
+        _print_rows("Privacy summary", ["", "value"], [[key.replace("_", " "), s[key]] for key in keys])
+        Console().print(f"Synthetic dataset written to [bold]{out}[/bold] (per-user details: privacy_per_user.csv)")
 
 
 def _command_config(

@@ -270,6 +270,7 @@ def random_ranking_expectation(test: sp.csr_matrix, masked: sp.csr_matrix, k: in
     ``k' = min(k, C)`` and ``D(n) = sum_{j<=n} 1 / log2(j + 1)``:
 
         E[Recall@k] = k' T_c / (C T)        E[NDCG@k] = (T_c / C) D(k') / D(min(T, k))
+        E[Precision@k] = k' T_c / (C k)
 
     averaged over users with ``T >= 1`` (the same users ``metrics.ranking.evaluate`` averages).
     """
@@ -286,7 +287,8 @@ def random_ranking_expectation(test: sp.csr_matrix, masked: sp.csr_matrix, k: in
     with np.errstate(divide="ignore", invalid="ignore"):
         recall = np.where(c > 0, kk * tc / (c * t), 0.0)
         ndcg = np.where(c > 0, tc / c * d[kk] / d[np.minimum(t, k)], 0.0)
-    return {"recall": float(recall.mean()), "ndcg": float(ndcg.mean())}
+        precision = np.where(c > 0, kk * tc / (c * k), 0.0)
+    return {"recall": float(recall.mean()), "ndcg": float(ndcg.mean()), "precision": float(precision.mean())}
 
 
 def popularity_curves(train_counts: np.ndarray, recommended: np.ndarray) -> dict[str, np.ndarray]:

@@ -1,0 +1,139 @@
+"""The upcsdg study, the audit's synthetic-release section and `recprivacy synthesize`,
+end to end on tiny synthetic data."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from typer.testing import CliRunner
+
+from recprivacy.cli import app
+from recprivacy.config import load_config
+from recprivacy.data.loaders.recbole import load_recbole
+from recprivacy.errors import ConfigError
+from recprivacy.experiments import run_config, run_study
+from recprivacy.experiments.audit import random_ranking_expectation
+
+TINY_DATA = {"name": "synthetic", "options": {"n_users": 60, "n_items": 90, "n_interactions": 1500, "seed": 0}}
+TINY_STUDY = {
+    "name": "upcsdg-tiny", "study": "upcsdg", "seed": 0, "dataset": TINY_DATA,
+    "model": {"name": "bpr", "params": {"n_epochs": 10, "eval_every": 5}},
+    "study_options": {"seeds": [0, 1], "generator": {"n_epochs": 2}, "models": ["bpr", "neumf", "lightgcn"],
+                      "downstream": {"bpr": {"n_epochs": 5}, "neumf": {"n_epochs": 2}, "lightgcn": {"n_epochs": 5}},
+                      "grid_k": [0.2, 0.8], "grid_gamma": [0.1, 0.9], "ablation_k": [0.2]},
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def study_run(tmp_path_factory) -> tuple:
+    results, folder = run_config(load_config(base=TINY_STUDY), tmp_path_factory.mktemp("runs"))
+    return results, folder
+
+
+def test_tables_follow_the_paper_layout_with_its_numbers(study_run):
+    results, folder = study_run
+    table2 = results.tables["table2"]
+    assert table2.columns[:4] == ["Dataset", "Random PR", "Random Recall", "Random NDCG"]
+    assert [row[0] for row in table2.rows] == ["synthetic (ours)", "Office (paper)", "synthetic− (ours)", "Office− (paper)",
+                                               "synthetic+ (ours)", "Office+ (paper)"]
+    assert table2.rows[1][5] == 0.1254 and table2.rows[5][5] == 0.0878  # BPRMF Recall, Office and Office+
+    table3 = results.tables["table3"]
+    assert [row[0] for row in table3.rows][-2:] == ["UPC-SDG (ours)", "UPC-SDG (paper, Office)"]
+    assert table3.rows[-1][1:4] == [0.0166, 0.0878, 0.0506]
+    grid = results.tables["grid"]
+    assert [(row[0], row[1]) for row in grid.rows] == [(0.2, 0.1), (0.2, 0.9), (0.8, 0.1), (0.8, 0.9)]
+    for name in ("fig2_utility", "fig4_similarity", "privacy_utility"):
+        assert (folder / "figures" / f"{name}.png").stat().st_size > 1000
+    assert "Table 2" in (folder / "report.md").read_text()
+
+
+def test_measurements_cover_every_seed_and_cell(study_run):
+    results, _ = study_run
+    table = results.tables["measurements"]
+    rows = [dict(zip(table.columns, row)) for row in table.rows]
+    assert {r["seed"] for r in rows} == {0, 1}
+    recovery = [r for r in rows if r["kind"] == "recovery"]
+    assert len(recovery) == 2 * 4 * 4  # seeds x cells x attackers
+    assert all(0.0 <= r["recall"] <= 1.0 for r in recovery)
+    releases = [r for r in rows if r["kind"] == "release"]
+    # grid cells (4) + ablation variants at k = 0.2 other than the shared UPC-SDG cell (3), per seed
+    assert len(releases) == 2 * (4 + 3)
+    assert results.seeds["run_0"] == 0 and results.seeds["run_1"] == 1
+    for key in ("original/bpr/recall@20", "+/lightgcn/ndcg@20", "UPC-SDG/k=0.8/gamma=0.1/recovery/blind/recall@10",
+                "UPC-SDG_r/k=0.2/gamma=0.9/bpr/recall@20", "UPC-SDG/k=0.2/gamma=0.9/mean_f_sim"):
+        assert key in results.metrics and math.isfinite(results.metrics[key])
+
+
+def test_random_precision_expectation_by_hand():
+    def csr(rows: list[list[int]], n: int) -> sp.csr_matrix:
+        return sp.csr_matrix((np.ones(sum(map(len, rows))), ([u for u, r in enumerate(rows) for _ in r],
+                                                            [i for r in rows for i in r])), shape=(len(rows), n))
+
+    # users with test items: C=4,Tc=2 -> 2*2/(4*2) = 0.5; C=5,Tc=1 -> 0.2; C=4,Tc=1 -> 0.25
+    out = random_ranking_expectation(csr([[1, 2], [0], [], [3, 4]], 5), csr([[0], [], [1], [4]], 5), 2)
+    assert out["precision"] == pytest.approx((0.5 + 0.2 + 0.25) / 3)
+
+
+def test_bad_study_options_fail_before_any_work():
+    for options, match in (({"grid_k": [0.2, 1.0]}, "strictly between 0 and 1"),
+                           ({"generator": {"warp": 1}}, "warp"),
+                           ({"generator": {"seed": 3}}, "generator.seed"),
+                           ({"models": ["nope"]}, "unknown model")):
+        with pytest.raises(ConfigError, match=match):
+            run_study(load_config(base={**TINY_STUDY, "study_options": options}))
+
+
+def test_audit_offers_a_synthetic_release(tmp_path):
+    config = load_config(base={"name": "audit-tiny", "study": "audit", "dataset": TINY_DATA,
+                               "model": {"name": "bpr", "params": {"n_epochs": 5}},
+                               "study_options": {"sections": ["synthetic_release"],
+                                                 "synthetic_release": {"k": 0.5, "generator": {"n_epochs": 2}}}})
+    results, _ = run_config(config, tmp_path)
+    (risk,) = results.tables["risk_summary"].rows
+    assert risk[0].startswith("replaced-item recovery from a synthetic release (k=0.5")
+    assert 0.0 <= risk[2] <= 1.0 and 0.0 <= risk[3] <= 1.0
+    assert "recprivacy synthesize" in next(s.text for s in results.sections if s.title.startswith("Synthetic release"))
+    assert "synthetic_release/retention" in results.metrics
+
+
+runner = CliRunner()
+TINY_CLI = ["--set", "dataset.options.n_users=60", "--set", "dataset.options.n_items=90",
+            "--set", "dataset.options.n_interactions=1500", "--set", "model.params.n_epochs=3",
+            "--set", "study_options.generator.n_epochs=2"]  # fmt: skip
+
+
+def test_synthesize_command_writes_a_release_that_round_trips(tmp_path):
+    prefs = tmp_path / "prefs.csv"
+    prefs.write_text("user_id,k,gamma\n3,0.5,0.3\n")
+    out = tmp_path / "release"
+    result = runner.invoke(app, ["synthesize", "--privacy", str(prefs), "--k", "0.25", "--out", str(out), *TINY_CLI])
+    assert result.exit_code == 0, result.output
+    assert "Privacy summary" in result.stdout
+    summary = json.loads((out / "privacy_summary.json").read_text())
+    assert summary["users_with_default_preferences"] == summary["users"] - 1
+    loaded = load_recbole(out / "synthetic-upcsdg.inter")
+    assert len(loaded) == summary["synthetic_interactions"] == summary["original_interactions"]
+    per_user = (out / "privacy_per_user.csv").read_text().splitlines()
+    assert per_user[0].startswith("user_id,n_items,n_replaced,k,realised_ratio,gamma")
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [(["--k", "1.5"], "k: expected a number strictly between 0 and 1"),
+     (["--gamma", "0"], "gamma: expected a number strictly between 0 and 1"),
+     (["--privacy", "PREFS"], "prefs.csv:2: user '99999' is not a user of synthetic")],
+)
+def test_synthesize_bad_input_is_one_line(tmp_path, args, fragment):
+    prefs = tmp_path / "prefs.csv"
+    prefs.write_text("user_id,k\n99999,0.5\n")
+    args = [str(prefs) if a == "PREFS" else a for a in args]
+    result = runner.invoke(app, ["synthesize", "--out", str(tmp_path / "o"), *args, *TINY_CLI])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0]
+    assert not Path(tmp_path / "o").exists()
