@@ -1,0 +1,79 @@
+"""Quality of the membership system on real data: the paper-001 configs, our numbers beside
+the paper's.
+
+Runs each ``configs/membership/*.yaml`` named on the command line (default: all of them except
+the speed grid) with ``recprivacy.experiments.run_config`` in a fresh interpreter, one after
+another, and collects every table in the paper's layout, the headline metrics (means over the
+configured seeds, with standard deviations) and the stage timings. Run folders (reports with
+figures) go to ``--runs`` (default ``runs/``, not part of the repository).
+
+Usage::
+
+    python benchmarks/membership_quality.py --data-dir ../shared/datasets [--configs fig3-assumption1,fig12-13-defense]
+        [--set study_options.n_seeds=1]
+
+Writes ``benchmarks/out/membership_quality.json`` (merged with earlier runs by config name).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = ROOT / "configs" / "membership"
+OUT = ROOT / "benchmarks" / "out" / "membership_quality.json"
+
+
+def run_once(name: str, data_dir: str, runs: str, overrides: list[str]) -> dict:
+    """Run one config in this process; returns its tables, metrics and timings."""
+    from recprivacy.config import load_config
+    from recprivacy.experiments import run_config
+
+    start = time.perf_counter()
+    config = load_config(CONFIGS / f"{name}.yaml", [f"dataset.data_dir={data_dir}", *overrides])
+    results, run_dir = run_config(config, runs)
+    tables = {k: {"columns": t.columns, "rows": t.rows, "caption": t.caption} for k, t in results.tables.items()
+              if k.startswith("membership-")}  # fmt: skip
+    return {"seconds": time.perf_counter() - start, "run_dir": str(run_dir), "overrides": overrides,
+            "metrics": results.metrics, "tables": tables, "timings": results.timings, "seeds": results.seeds}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "datasets"))
+    parser.add_argument("--runs", default=str(ROOT / "runs"))
+    parser.add_argument("--configs", default=None, help="comma-separated config names (default: all but the speed grid)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], help="config override, e.g. study_options.n_seeds=1")
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(run_once(args.child, args.data_dir, args.runs, args.overrides)))
+        return
+    names = args.configs.split(",") if args.configs else sorted(p.stem for p in CONFIGS.glob("*.yaml") if p.stem != "ml100k-assumption2")
+    done = json.loads(OUT.read_text()) if OUT.is_file() else {"benchmark": "membership_quality", "configs": {}}
+    for name in names:
+        cmd = [sys.executable, __file__, "--child", name, "--data-dir", args.data_dir, "--runs", args.runs]
+        cmd += [x for o in args.overrides for x in ("--set", o)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            print(f"{name}: failed\n{proc.stderr[-3000:]}", file=sys.stderr)
+            continue
+        result = json.loads(proc.stdout.strip().splitlines()[-1])
+        result["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        result["machine"] = {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()}
+        done["configs"][name] = result
+        print(f"{name}: {result['seconds']:.0f}s, report {result['run_dir']}/report.md")
+        OUT.parent.mkdir(exist_ok=True)
+        OUT.write_text(json.dumps(done, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
