@@ -1,8 +1,8 @@
 """Quality of the membership system on real data: the paper-001 configs, our numbers beside
 the paper's.
 
-Runs each ``configs/membership/*.yaml`` named on the command line (default: all of them except
-the speed grid) with ``recprivacy.experiments.run_config`` in a fresh interpreter, one after
+Runs each ``configs/membership/*.yaml`` named on the command line (default: ``DEFAULT``, the
+main results in one run plus the figures that need other settings) with ``recprivacy.experiments.run_config`` in a fresh interpreter, one after
 another, and collects every table in the paper's layout, the headline metrics (means over the
 configured seeds, with standard deviations) and the stage timings. Run folders (reports with
 figures) go to ``--runs`` (default ``runs/``, not part of the repository).
@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs" / "membership"
 OUT = ROOT / "benchmarks" / "out" / "membership_quality.json"
+DEFAULT = ["paper-main", "fig6-assumption3", "fig8-hyperparameters", "fig9-mimi", "shadow-size", "fig10-features"]
 
 
 def run_once(name: str, data_dir: str, runs: str, overrides: list[str]) -> dict:
@@ -50,14 +51,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "datasets"))
     parser.add_argument("--runs", default=str(ROOT / "runs"))
-    parser.add_argument("--configs", default=None, help="comma-separated config names (default: all but the speed grid)")
+    parser.add_argument("--configs", default=",".join(DEFAULT), help="comma-separated config names")
     parser.add_argument("--set", dest="overrides", action="append", default=[], help="config override, e.g. study_options.n_seeds=1")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(run_once(args.child, args.data_dir, args.runs, args.overrides)))
         return
-    names = args.configs.split(",") if args.configs else sorted(p.stem for p in CONFIGS.glob("*.yaml") if p.stem != "ml100k-assumption2")
+    names = args.configs.split(",")
     done = json.loads(OUT.read_text()) if OUT.is_file() else {"benchmark": "membership_quality", "configs": {}}
     for name in names:
         cmd = [sys.executable, __file__, "--child", name, "--data-dir", args.data_dir, "--runs", args.runs]

@@ -3,10 +3,12 @@ renders its tables and figures, and bad options fail with one line before any wo
 
 import json
 
+import numpy as np
 import pytest
 
+from recprivacy.attacks.membership import save_item_vectors
 from recprivacy.config import load_config
-from recprivacy.errors import ConfigError
+from recprivacy.errors import ConfigError, DataError
 from recprivacy.experiments import run_config, run_study
 
 SMALL = {
@@ -67,4 +69,12 @@ def test_bad_options_are_one_line_errors(options, message):
 def test_k_larger_than_the_catalogue_fails_clearly():
     config = load_config(base={**SMALL, "study_options": {"k": 500, "model_params": SMALL["study_options"]["model_params"]}})
     with pytest.raises(ConfigError, match=r"k=500 is larger than the catalogue"):
+        run_study(config)
+
+
+def test_an_item_vector_file_that_misses_items_fails_clearly(tmp_path):
+    path = save_item_vectors(tmp_path / "vectors.tsv", np.ones((10, 8)), list(range(1, 11)))
+    options = {"vector_files": {"synthetic": str(path)}, "k": 20, "model_params": SMALL["study_options"]["model_params"]}
+    config = load_config(base={**SMALL, "study_options": options})
+    with pytest.raises(DataError, match=r"vectors.tsv: no vector for \d+ of the \d+ catalogue items \(first: 11, "):
         run_study(config)

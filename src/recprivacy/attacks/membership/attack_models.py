@@ -273,11 +273,9 @@ class SklearnAttack:
 def make_attack(name: str = "mlp", seed: int = 0, **params: Any) -> MLPAttack | KMeansAttack | SklearnAttack:
     """``"mlp"`` (:class:`MLPAttack`), ``"kmeans"`` (:class:`KMeansAttack`) or a scikit-learn
     classifier class name (:class:`SklearnAttack`), built with ``params``."""
-    if name == "mlp":
+    if name in ATTACKS:
         try:
-            return MLPAttack(seed=seed, **params)
+            return (MLPAttack if name == "mlp" else KMeansAttack)(seed=seed, **params)
         except TypeError as err:
-            raise ConfigError(f"attack mlp: {err}") from None
-    if name == "kmeans":
-        return KMeansAttack(seed=seed, **params)
+            raise ConfigError(f"attack {name}: {err}") from None
     return SklearnAttack(name, params, seed=seed)

@@ -42,8 +42,8 @@ class Renderer:
     def variant(self, spec: AttackSpec) -> str:
         """What distinguishes ``spec`` from its dataset's default Assumption-I setting."""
         base = base_spec(self.o, *spec.target)
-        parts = [f"{name}={getattr(spec, name)}" for name in ("k", "n_factors", "weighting", "feature", "attack", "defense", "shadow_fraction")
-                 if getattr(spec, name) != getattr(base, name)]  # fmt: skip
+        fields = ("k", "n_factors", "weighting", "feature", "attack", "defense", "shadow_fraction")
+        parts = [f"{name}={getattr(spec, name)}" for name in fields if getattr(spec, name) != getattr(base, name)]
         return ", ".join(parts).replace("n_factors", "l")
 
     def metric(self, spec: AttackSpec, name: str) -> float:
@@ -58,7 +58,8 @@ class Renderer:
 
     def long_row(self, spec: AttackSpec) -> list[Any]:
         auc, sd = self.c.stat(spec, "auc")
-        values = [self.metric(spec, m) for m in ("balanced_accuracy", "tpr@0.1%fpr", "tpr@1%fpr", "advantage", "precision", "recall")]
+        names = ("balanced_accuracy", "tpr@0.1%fpr", "tpr@1%fpr", "advantage", "precision", "recall")
+        values = [self.metric(spec, m) for m in names]
         return [spec.code, self.variant(spec) or "default", auc, sd, *values, len(self.c.reports[spec])]
 
     def section(self, name: str, text: str, tables: list[str], figures: list[str] = ()) -> None:
@@ -141,8 +142,9 @@ def _attack_rows(r: Renderer, experiment: str, specs: list[AttackSpec]) -> list[
         r.store(experiment, spec)
         d, a = spec.target
         auc, sd = r.c.stat(spec, "auc")
-        rows.append([spec.code, d, a, auc, sd, r.metric(spec, "balanced_accuracy"), paper.assumption_value(d, a, a),
-                     _paper_label(d), r.metric(spec, "tpr@0.1%fpr"), r.metric(spec, "tpr@1%fpr"), r.metric(spec, "advantage")])  # fmt: skip
+        ours = [auc, sd, r.metric(spec, "balanced_accuracy")]
+        low_fpr = [r.metric(spec, m) for m in ("tpr@0.1%fpr", "tpr@1%fpr", "advantage")]
+        rows.append([spec.code, d, a, *ours, paper.assumption_value(d, a, a), _paper_label(d), *low_fpr])
     return rows
 
 
@@ -154,8 +156,10 @@ def render_assumption1(r: Renderer, plan: Plan) -> None:
     t = r.table("assumption1", ATTACK_COLUMNS, _attack_rows(r, "assumption1", plan.specs),
                 f"Assumption I: shadow and target share dataset and algorithm; blind guess = 0.5 ROC AUC and balanced "
                 f"accuracy; {r.seeds_note()}")  # fmt: skip
-    figures = [r.roc_figure(f"roc-assumption1-{d}", [s for s in plan.roc if s.target[0] == d],
-                            f"ROC curves of the Assumption I attacks on {d} (first seed), log-log axes.") for d in r.datasets]  # fmt: skip
+    figures = []
+    for d in r.datasets:
+        specs = [s for s in plan.roc if s.target[0] == d]
+        figures.append(r.roc_figure(f"roc-assumption1-{d}", specs, f"ROC curves of the Assumption I attacks on {d} (first seed)."))
     r.section("assumption1", (
         "The attack model is trained on the shadow recommender's members and non-members and tested on every target user "
         "(members : non-members = 1 : 1). ROC AUC ranks users by the attack's member probability; the paper's 'AUC' is the "
@@ -183,48 +187,48 @@ def _grid_table(r: Renderer, name: str, d: str, rows: list[tuple[str, list[Cell]
 
 def render_assumption2(r: Renderer, plan: Plan) -> None:
     tables, figures, notes = [], [], []
+    algos = r.o.algorithms
     for d in r.datasets:
-        def specs_of(shadow: str, d: str = d) -> list[AttackSpec]:
-            return [replace(base_spec(r.o, d, t), shadow=(d, shadow)) for t in r.o.algorithms]
-
-        algos = r.o.algorithms
-        rows = [(a, _cells(r, "assumption2", specs_of(a), [paper.assumption_value(d, a, t) for t in algos])) for a in algos]
+        specs = {a: [replace(base_spec(r.o, d, t), shadow=(d, a)) for t in algos] for a in algos}
+        rows = [(a, _cells(r, "assumption2", specs[a], [paper.assumption_value(d, a, t) for t in algos])) for a in algos]
         tables.append(_grid_table(r, "assumption2", d, rows))
-        grid = [[r.metric(s, "auc") for s in specs_of(a)] for a in algos]
-        figures.append(r.figure(f"heatmap-assumption2-{d}", heatmap(grid, algos, algos, "target algorithm", "shadow algorithm",
-                                                                      f"{d}: ROC AUC", "ROC AUC", 0.5, 1.0),
-                                f"Assumption II on {d}: ROC AUC of every shadow x target algorithm pair."))  # fmt: skip
-        ours = np.nanmean([[r.metric(s, "balanced_accuracy") for s in specs_of(a)] for a in algos])
-        ref = paper.ASSUMPTION_2.get(paper.paper_dataset(d) or "")
-        notes.append(f"{d}: average balanced accuracy {ours:.3f}" + (f" (paper {_paper_label(d)}: {np.mean(list(ref.values())):.3f})" if ref else ""))
-    r.section("assumption2", "Rows are the shadow algorithm, columns the target algorithm; the diagonal is Assumption I. "
-              + "; ".join(notes) + ".", tables, figures)  # fmt: skip
+        grid = [[r.metric(s, "auc") for s in specs[a]] for a in algos]
+        png = heatmap(grid, algos, algos, "target algorithm", "shadow algorithm", f"{d}: ROC AUC", "ROC AUC", 0.5, 1.0)
+        figures.append(r.figure(f"heatmap-assumption2-{d}", png, f"Assumption II on {d}: ROC AUC of every shadow x target pair."))
+        note = f"{d}: average balanced accuracy {np.nanmean([c[1] for _, cells in rows for c in cells]):.3f}"
+        reference = paper.ASSUMPTION_2.get(paper.paper_dataset(d) or "")
+        if reference:
+            note += f" (paper, {paper.paper_dataset(d)}: {np.mean(list(reference.values())):.3f})"
+        notes.append(note)
+    text = "Rows are the shadow algorithm, columns the target algorithm; the diagonal is Assumption I. "
+    r.section("assumption2", text + "; ".join(notes) + ".", tables, figures)
+
+
+def _paper_setting(shadow: tuple[str, str], target: tuple[str, str]) -> tuple[str, ...] | None:
+    """The Assumption III code the paper states a value for, if this cross-dataset pair maps to it."""
+    key = tuple(x or "" for x in (paper.paper_dataset(shadow[0]), paper.algorithm_key(shadow[1]),
+                                  paper.paper_dataset(target[0]), paper.algorithm_key(target[1])))  # fmt: skip
+    return key if shadow[0] != target[0] and key in paper.ASSUMPTION_3 else None
 
 
 def render_assumption3(r: Renderer, plan: Plan) -> None:
     pairs = [(d, a) for d in r.datasets for a in r.o.algorithms]
     codes = [letter(d, DATASET_LETTERS) + letter(a, ALGORITHM_LETTERS) for d, a in pairs]
-
-    def spec(s: tuple[str, str], t: tuple[str, str]) -> AttackSpec:
-        return replace(base_spec(r.o, *t), shadow=s)
-
-    grid = [[r.metric(spec(s, t), "auc") for t in pairs] for s in pairs]
-    for s in pairs:
-        for t in pairs:
-            r.store("assumption3", spec(s, t))
-    matrix = r.table("assumption3", ["shadow \\ target", *codes], [[c, *row] for c, row in zip(codes, grid)],
-                     f"Assumption III: ROC AUC, rows = shadow (dataset, algorithm), columns = target; {r.seeds_note()}")  # fmt: skip
+    specs = {(s, t): replace(base_spec(r.o, *t), shadow=s) for s in pairs for t in pairs}
+    for spec in specs.values():
+        r.store("assumption3", spec)
+    grid = [[r.metric(specs[s, t], "auc") for t in pairs] for s in pairs]
+    caption = f"Assumption III: ROC AUC, rows = shadow (dataset, algorithm), columns = target; {r.seeds_note()}"
+    matrix = r.table("assumption3", ["shadow \\ target", *codes], [[c, *row] for c, row in zip(codes, grid)], caption)
     checks = []
-    for (sd, sa, td, ta), value in paper.ASSUMPTION_3.items():
-        for s in pairs:
-            for t in pairs:
-                if (paper.paper_dataset(s[0]), paper.algorithm_key(s[1]), paper.paper_dataset(t[0]), paper.algorithm_key(t[1])) == (sd, sa, td, ta) and s[0] != t[0]:
-                    sp = spec(s, t)
-                    checks.append([sp.code, f"{sd}{sa}{td}{ta}", r.metric(sp, "auc"), r.metric(sp, "balanced_accuracy"), value])
+    for (s, t), spec in specs.items():
+        key = _paper_setting(s, t)
+        if key:
+            checks.append([spec.code, "".join(key), r.metric(spec, "auc"), r.metric(spec, "balanced_accuracy"), paper.ASSUMPTION_3[key]])
     spot = r.table("assumption3-checks", ["setting", "paper setting", "ROC AUC", BAL, "paper 'AUC'"], checks,
                    "The Assumption III values the paper states in its text")  # fmt: skip
-    fig = r.figure("heatmap-assumption3", heatmap(grid, codes, codes, "target", "shadow", "ROC AUC", "ROC AUC", 0.5, 1.0),
-                   "Assumption III: every shadow (dataset, algorithm) against every target; the block diagonal is Assumption II.")  # fmt: skip
+    png = heatmap(grid, codes, codes, "target", "shadow", "ROC AUC", "ROC AUC", 0.5, 1.0)
+    fig = r.figure("heatmap-assumption3", png, "Assumption III: every shadow against every target; the block diagonal is Assumption II.")
     legend = ", ".join(f"{letter(d, DATASET_LETTERS)} = {d}" for d in r.datasets)
     r.section("assumption3", f"Codes: {legend}; I = Item-CF, L = LFM, N = NCF. Shadow and target features use their own "
               "datasets' item vectors (two unaligned spaces across datasets, as in the paper).", [matrix, spot], [fig])  # fmt: skip
@@ -378,15 +382,17 @@ def render_defense(r: Renderer, plan: Plan) -> None:
         hr_rows.append([s.code, *[x for p in before_hr for x in (before_hr[p], after_hr[p])],
                         _relative(before_hr["all"], after_hr["all"])])  # fmt: skip
         figures.append(r.roc_figure(f"roc-defense-{s.code}", [s, *after], f"{s.code}: ROC before and after the defence (first seed)."))
-    for s in settings:
-        if s in r.c.embeddings:
-            after = replace(s, defense=scopes[0])
-            figures.append(r.embedding_figure(f"embedding-{s.code}-before", s, f"{s.code} target users' features, no defence (red = members)."))
-            figures.append(r.embedding_figure(f"embedding-{s.code}-after", after, f"{s.code} target users' features with Popularity Randomization."))
+    for s in [s for s in settings if s in r.c.embeddings]:
+        after = replace(s, defense=scopes[0])
+        before_caption = f"{s.code}: target users' features without the defence (red = members, blue = non-members)."
+        figures.append(r.embedding_figure(f"embedding-{s.code}-before", s, before_caption))
+        after_caption = f"{s.code}: target users' features with Popularity Randomization."
+        figures.append(r.embedding_figure(f"embedding-{s.code}-after", after, after_caption))
     k, alpha = r.o.k, r.o.defense.alpha
     t1 = r.table("defense", columns, rows, f"Figure 12: attack before and after Popularity Randomization (alpha = {alpha}, "
                  f"N_cand = {int(np.ceil(k / alpha - 1e-9))}); {r.seeds_note()}")  # fmt: skip
-    hr_columns = ["setting"] + [f"{p} HR@{k} {w}" for p in ("members", "non-members", "all") for w in ("before", "after")] + ["all: relative change"]
+    parts = [f"{p} HR@{k} {w}" for p in ("members", "non-members", "all") for w in ("before", "after")]
+    hr_columns = ["setting", *parts, "all: relative change"]
     t2 = r.table("defense-hit-rate", hr_columns, hr_rows, f"Figure 13: target HR@{k} before and after the defence")
     r.section("defense", (
         "'target': only the target randomizes its non-members' lists and the adversary's shadow does not (the setting the "
