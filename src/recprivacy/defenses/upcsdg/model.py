@@ -33,6 +33,13 @@ Ablations of the paper's Table 3 (decision 16) are options:
   original is closest to ``fixed_similarity`` (0.9), with no utility term.
 
 Only the modules a variant uses are trained.
+
+Decision (training budget): Adam lr 1e-2 for 30 epochs, where the paper searched lr in
+{1e-1, …, 1e-5} and the released code ran lr 1e-3 for up to 1000 epochs. On ml-100k (seed 0),
+lr 1e-2 reached in 30 epochs a lower training loss than 1e-3 in 100, and BPR-MF trained on the
+two releases scored within 5% of each other (Recall@20 0.188 vs 0.198 at k = 0.2, γ = 0.9;
+0.065 vs 0.064 at k = 0.8, γ = 0.1); 30 epochs keep a synthetic ml-100k within the 2-minute
+budget on 2 CPU cores.
 """
 
 from __future__ import annotations
@@ -103,8 +110,8 @@ class UPCSDG:
     sim_mode:
         ``f_sim`` variant: ``"paper"`` (Eq. 2), ``"code"`` or ``"cosine"``.
     lr, n_epochs, patience, batch_users, max_pairs:
-        Adam learning rate (1e-3), most epochs (100), epochs without a lower training loss
-        before stopping (10), users per step (256), most generated pairs per step (4096).
+        Adam learning rate (1e-2), most epochs (30), epochs without a lower training loss
+        before stopping (5), users per step (256), most generated pairs per step (4096).
     selection, replacement, fixed_similarity:
         ``"attention"`` / ``"random"`` selection; ``"generator"`` / ``"random"`` / ``"fixed"``
         replacement; the similarity the ``"fixed"`` ablation aims at (0.9).
@@ -136,9 +143,9 @@ class UPCSDG:
         hidden: int | None = None,
         tau: float = 1.0,
         sim_mode: str = "paper",
-        lr: float = 1e-3,
-        n_epochs: int = 100,
-        patience: int = 10,
+        lr: float = 1e-2,
+        n_epochs: int = 30,
+        patience: int = 5,
         batch_users: int = 256,
         max_pairs: int = 4096,
         selection: str = "attention",

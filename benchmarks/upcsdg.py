@@ -1,0 +1,139 @@
+"""Benchmark UPC-SDG (paper 003): the acceptance checks of the issue on real data, and speed.
+
+Quality: runs ``configs/upcsdg/<dataset>.yaml`` (3 seeds: Table 2, the k x γ grid with the
+recovery attack, Table 3) with ``recprivacy.experiments.run_config`` and checks, from the
+run's results, that
+
+1. at k = 0.2, γ = 0.9 BPR-MF on the synthetic data keeps >= 67% of its original Recall@20
+   (both masking protocols are reported; the paper's masks the synthetic training items);
+2. at k = 0.8, γ = 0.1 it keeps less than at k = 0.2, γ = 0.9;
+3. UPC-SDG beats UPC-SDG_s, _r and _f (Recall@20, γ = 0.9) at k = 0.2 and at k = 0.8;
+4. the mean f_sim of replacements rises with γ (for every k);
+5. the recovery attack's Recall@10 falls as γ falls (for every k), reported for every cell.
+
+Speed: times ``experiments.upcsdg.synthesize`` end to end (loading, BPR-MF features with early
+stopping, generator training, export and file writing) ``--repeats`` times per dataset and
+quotes the median.
+
+Usage::
+
+    python benchmarks/upcsdg.py quality --dataset amazon-musical-instruments [--out-runs runs/bench]
+    python benchmarks/upcsdg.py quality --from-run runs/bench/<run folder>   # re-check a finished run
+    python benchmarks/upcsdg.py speed --dataset ml-100k --repeats 3
+
+Writes ``benchmarks/out/upcsdg-<dataset>.json`` / ``benchmarks/out/upcsdg-speed-<dataset>.json``
+and prints Markdown for BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from recprivacy.config import load_config
+from recprivacy.experiments import load_results, run_config
+from recprivacy.experiments.upcsdg import ATTACKS, VARIANTS, synthesize
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "benchmarks" / "out"
+
+
+def machine() -> dict[str, Any]:
+    """Where and when the numbers were measured (the machine is shared: load matters)."""
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    return {"cpu": cpu, "cores": os.cpu_count(), "load_average": os.getloadavg(), "python": platform.python_version(),
+            "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+def checks(metrics: dict[str, float], grid_k: list[float], grid_gamma: list[float], attack_k: int) -> dict[str, Any]:
+    """The issue's acceptance checks from a run's headline metrics."""
+    def bpr(variant: str, k: float, gamma: float, column: str = "recall") -> float:
+        return metrics[f"{variant}/k={k}/gamma={gamma}/bpr/{column}@20"]
+
+    original = metrics["original/bpr/recall@20"]
+    out: dict[str, Any] = {"original_recall@20": original}
+    for column in ("recall", "recall_history"):
+        plus, minus = bpr("UPC-SDG", 0.2, 0.9, column), bpr("UPC-SDG", 0.8, 0.1, column)
+        out[column] = {"retention_plus": plus / original, "retention_minus": minus / original,
+                       "plus_keeps_67pct": plus / original >= 0.67, "minus_below_plus": minus < plus,
+                       "beats_ablations": {str(k): {v: bpr("UPC-SDG", k, 0.9, column) > bpr(v, k, 0.9, column)
+                                                    for v in VARIANTS if v != "UPC-SDG"} for k in (0.2, 0.8)}}
+    sims = {str(k): [metrics[f"UPC-SDG/k={k}/gamma={g}/mean_f_sim"] for g in grid_gamma] for k in grid_k}
+    out["mean_f_sim_by_gamma"] = sims
+    out["similarity_rises_with_gamma"] = {k: all(a <= b for a, b in zip(v, v[1:])) for k, v in sims.items()}
+    for attack in ATTACKS:
+        out[f"recovery_{attack}_by_gamma"] = {str(k): [metrics[f"UPC-SDG/k={k}/gamma={g}/recovery/{attack}/recall@{attack_k}"]
+                                                       for g in grid_gamma] for k in grid_k}
+    blind = out["recovery_blind_by_gamma"]
+    out["recovery_falls_as_gamma_falls"] = {k: all(a <= b for a, b in zip(v, v[1:])) for k, v in blind.items()}
+    return out
+
+
+def quality(args: argparse.Namespace) -> None:
+    if args.from_run:
+        run_dir = Path(args.from_run)
+        results = load_results(run_dir)
+    else:
+        config = load_config(ROOT / "configs" / "upcsdg" / f"{args.dataset}.yaml", args.set or [])
+        results, run_dir = run_config(config, args.out_runs)
+    options = results.config["study_options"]
+    grid_k = options.get("grid_k", [0.2, 0.4, 0.6, 0.8])
+    grid_gamma = options.get("grid_gamma", [0.1, 0.3, 0.5, 0.7, 0.9])
+    report = {"machine": machine(), "run": str(run_dir), "dataset": results.dataset, "timings": results.timings,
+              "checks": checks(results.metrics, grid_k, grid_gamma, options.get("attack_k", 10)),
+              "tables": {name: results.tables[name].model_dump() for name in ("table2", "retention", "table3", "grid")
+                         if name in results.tables}}
+    OUT.mkdir(parents=True, exist_ok=True)
+    name = results.dataset.get("name", args.dataset)
+    path = OUT / f"upcsdg-{name}.json"
+    path.write_text(json.dumps(report, indent=2, default=str))
+    print(json.dumps(report["checks"], indent=2))
+    print(f"written {path}")
+
+
+def speed(args: argparse.Namespace) -> None:
+    config = load_config(ROOT / "configs" / "upcsdg" / f"{args.dataset}.yaml", args.set or [])
+    seconds = []
+    for repeat in range(args.repeats):
+        with tempfile.TemporaryDirectory() as tmp:
+            start = time.perf_counter()
+            release = synthesize(config.model_copy(update={"seed": repeat}), tmp, None, args.k, args.gamma)
+            seconds.append(time.perf_counter() - start)
+        print(f"repeat {repeat}: {seconds[-1]:.1f} s, epochs {release.summary['method']['epochs_trained']}", flush=True)
+    report = {"machine": machine(), "dataset": args.dataset, "k": args.k, "gamma": args.gamma, "seconds": seconds,
+              "median_seconds": statistics.median(seconds), "torch_threads_env": os.environ.get("OMP_NUM_THREADS")}
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / f"upcsdg-speed-{args.dataset}.json"
+    path.write_text(json.dumps(report, indent=2))
+    print(f"median {report['median_seconds']:.1f} s over {args.repeats}; written {path}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    q = sub.add_parser("quality")
+    q.add_argument("--dataset", default="amazon-musical-instruments")
+    q.add_argument("--from-run")
+    q.add_argument("--out-runs", default=str(ROOT / "runs" / "benchmarks"))
+    q.add_argument("--set", action="append")
+    s = sub.add_parser("speed")
+    s.add_argument("--dataset", default="ml-100k")
+    s.add_argument("--repeats", type=int, default=3)
+    s.add_argument("--k", type=float, default=0.2)
+    s.add_argument("--gamma", type=float, default=0.5)
+    s.add_argument("--set", action="append")
+    args = parser.parse_args()
+    quality(args) if args.command == "quality" else speed(args)
+
+
+if __name__ == "__main__":
+    main()
