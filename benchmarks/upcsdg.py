@@ -9,7 +9,9 @@ run's results, that
 2. at k = 0.8, γ = 0.1 it keeps less than at k = 0.2, γ = 0.9;
 3. UPC-SDG beats UPC-SDG_s, _r and _f (Recall@20, γ = 0.9) at k = 0.2 and at k = 0.8;
 4. the mean f_sim of replacements rises with γ (for every k);
-5. the recovery attack's Recall@10 falls as γ falls (for every k), reported for every cell.
+5. the recovery attack's Recall@10 falls as γ falls (for every k), reported for every cell;
+
+and reports the membership attack's ROC AUC per cell beside them.
 
 Speed: times ``experiments.upcsdg.synthesize`` end to end (loading, BPR-MF features with early
 stopping, generator training, export and file writing) ``--repeats`` times per dataset and
@@ -73,6 +75,8 @@ def checks(metrics: dict[str, float], grid_k: list[float], grid_gamma: list[floa
     for attack in ATTACKS:
         out[f"recovery_{attack}_by_gamma"] = {str(k): [metrics[f"UPC-SDG/k={k}/gamma={g}/recovery/{attack}/recall@{attack_k}"]
                                                        for g in grid_gamma] for k in grid_k}
+    membership = {str(k): [metrics.get(f"UPC-SDG/k={k}/gamma={g}/membership/auc") for g in grid_gamma] for k in grid_k}
+    out["membership_auc_by_gamma"] = {"original": metrics.get("membership/original/auc"), **membership}
     blind = out["recovery_blind_by_gamma"]
     out["recovery_falls_as_gamma_falls"] = {k: all(a <= b for a, b in zip(v, v[1:])) for k, v in blind.items()}
     return out

@@ -25,7 +25,7 @@ TINY_STUDY = {
     "model": {"name": "bpr", "params": {"n_epochs": 10, "eval_every": 5}},
     "study_options": {"seeds": [0, 1], "generator": {"n_epochs": 2}, "models": ["bpr", "neumf", "lightgcn"],
                       "downstream": {"bpr": {"n_epochs": 5}, "neumf": {"n_epochs": 2}, "lightgcn": {"n_epochs": 5}},
-                      "grid_k": [0.2, 0.8], "grid_gamma": [0.1, 0.9], "ablation_k": [0.2]},
+                      "grid_k": [0.2, 0.8], "grid_gamma": [0.1, 0.9], "ablation_k": [0.2], "membership_list_k": 20},
 }  # fmt: skip
 
 
@@ -47,7 +47,10 @@ def test_tables_follow_the_paper_layout_with_its_numbers(study_run):
     assert table3.rows[-1][1:4] == [0.0166, 0.0878, 0.0506]
     grid = results.tables["grid"]
     assert [(row[0], row[1]) for row in grid.rows] == [(0.2, 0.1), (0.2, 0.9), (0.8, 0.1), (0.8, 0.9)]
-    for name in ("fig2_utility", "fig4_similarity", "privacy_utility"):
+    membership = results.tables["membership"]
+    assert [row[:2] for row in membership.rows] == [["original", ""], [0.2, 0.1], [0.2, 0.9], [0.8, 0.1], [0.8, 0.9]]
+    assert all(0.0 <= row[3] <= 1.0 for row in membership.rows)
+    for name in ("fig2_utility", "fig4_similarity", "privacy_utility", "privacy_utility_membership"):
         assert (folder / "figures" / f"{name}.png").stat().st_size > 1000
     assert "Table 2" in (folder / "report.md").read_text()
 
@@ -63,6 +66,7 @@ def test_measurements_cover_every_seed_and_cell(study_run):
     releases = [r for r in rows if r["kind"] == "release"]
     # grid cells (4) + ablation variants at k = 0.2 other than the shared UPC-SDG cell (3), per seed
     assert len(releases) == 2 * (4 + 3)
+    assert len([r for r in rows if r["kind"] == "membership"]) == 2 * (1 + 4)
     assert results.seeds["run_0"] == 0 and results.seeds["run_1"] == 1
     for key in ("original/bpr/recall@20", "+/lightgcn/ndcg@20", "UPC-SDG/k=0.8/gamma=0.1/recovery/blind/recall@10",
                 "UPC-SDG_r/k=0.2/gamma=0.9/bpr/recall@20", "UPC-SDG/k=0.2/gamma=0.9/mean_f_sim"):

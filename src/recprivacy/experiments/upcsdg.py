@@ -11,7 +11,11 @@ train / validation / test split (``train.prepare_data``), fit the configured fea
   similarity of replacements to their originals, and the replaced-item recovery attack
   (``attacks.recovery``: blind and informed attackers with the frozen item embeddings, a blind
   attacker with item embeddings learned from the release, and the popularity guess);
-* **ablations** (Table 3): UPC-SDG_s / _r / _f against UPC-SDG at ``ablation_gamma`` (0.9).
+* **ablations** (Table 3): UPC-SDG_s / _r / _f against UPC-SDG at ``ablation_gamma`` (0.9);
+* **membership**: the user-level membership attack of paper 001 (``attacks.membership``,
+  Assumption I) against ``membership_algorithm`` trained on the real data of the target's members
+  and on a UPC-SDG release of it for every grid cell (the attack model is trained once on real
+  shadow data and reused).
 
 Each synthetic dataset is generated once per (variant, k, γ, seed) and shared by the parts.
 Downstream models train on the synthetic data with early stopping on the *original*
@@ -34,6 +38,8 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, PositiveInt, field_validator
 
+from recprivacy.attacks.membership import AttackSpec, LabOptions, MembershipLab, popular_lists, popularity_ranking, user_features
+from recprivacy.attacks.membership.lists import personalised_lists
 from recprivacy.attacks.recovery import PopularityGuess, ReplacementRecoveryAttack, recovery_metrics
 from recprivacy.config import Config, StudyOptions, validate_options
 from recprivacy.defenses.upcsdg import (
@@ -51,6 +57,7 @@ from recprivacy.experiments.audit import AuditContext, SectionWriter, random_ran
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.experiments.train import PreparedData, fit_model, prepare_data
+from recprivacy.metrics.attack import binary_attack_report
 from recprivacy.metrics.ranking import evaluate
 from recprivacy.models import make_model
 from recprivacy.models.base import Recommender
@@ -98,7 +105,8 @@ class UPCSDGOptions(StudyOptions):
     """``study_options`` of the ``upcsdg`` study (see the module docstring)."""
 
     seeds: list[int] | None = None
-    parts: list[Literal["table2", "grid", "ablations"]] = Field(default_factory=lambda: ["table2", "grid", "ablations"])
+    parts: list[Literal["table2", "grid", "ablations", "membership"]] = Field(
+        default_factory=lambda: ["table2", "grid", "ablations", "membership"])
     generator: dict[str, Any] = Field(default_factory=dict)
     models: list[str] = Field(default_factory=lambda: ["bpr", "neumf", "lightgcn"])
     downstream: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -109,6 +117,9 @@ class UPCSDGOptions(StudyOptions):
     attack_k: PositiveInt = 10
     attack_weight: float = Field(0.5, ge=0.0, le=1.0)
     paper_dataset: Literal["office", "clothing", "gowalla"] = "office"
+    membership_algorithm: str = "bpr"
+    membership_min_interactions: PositiveInt = 20
+    membership_list_k: PositiveInt = 100
 
     @field_validator("grid_k", "grid_gamma", "ablation_k")
     @classmethod
@@ -132,6 +143,12 @@ class UPCSDGOptions(StudyOptions):
         for name in names:
             make_model(name)
         return names
+
+    @field_validator("membership_algorithm")
+    @classmethod
+    def _algorithm(cls, name: str) -> str:
+        make_model(name)
+        return name
 
 
 def generator_params(params: dict[str, Any]) -> dict[str, Any]:
@@ -223,8 +240,36 @@ class SeedRun:
             self.rows.append(self._row("recovery", "UPC-SDG", k, gamma, attack=name,
                                        recall=float(found[f"recall@{ks[0]}"]), ndcg=float(found[f"ndcg@{ks[0]}"])))
 
+    def membership(self) -> None:
+        """User-level membership inference (paper 001, Assumption I) against a recommender
+        trained on the real members' data, then on UPC-SDG releases of it for every grid cell."""
+        o, full = self.options, self.data.full
+        algorithm, params = o.membership_algorithm, o.downstream.get(o.membership_algorithm, {})
+        lab = MembershipLab({full.name: full}, LabOptions(min_interactions=o.membership_min_interactions, holdout="none",
+                                                          model_params={algorithm: params}), seed=self.seed)
+        spec = AttackSpec((full.name, algorithm), (full.name, algorithm), k=o.membership_list_k)
+        self.rows.append(self._row("membership", "original", math.nan, math.nan, **_attack_summary(lab.run(spec).report)))
+        group = lab.partition(full.name).target
+        attack, vectors = lab.attack_model(spec), lab.vectors(full.name, spec.n_factors)
+        features = pretrain_bpr(group.train, None, self.seed, **self.config.model.params)
+        for k in o.grid_k:
+            for gamma in o.grid_gamma:
+                prefs = PrivacyPreferences.uniform(full.n_users, k, gamma)
+                release = UPCSDG(**{**o.generator, "seed": self.seed}).fit(group.train, features, prefs).generate()
+                target = make_model(algorithm, **{"seed": self.seed, **params}).fit(release.data)
+                lists = np.concatenate([personalised_lists(target, group.members, spec.k),
+                                        popular_lists(popularity_ranking(release.data), len(group.nonmembers), spec.k)])
+                x = user_features(spec.feature, group.data, group.users, lists, vectors, spec.weighting)
+                report = binary_attack_report(group.labels, attack.score(x), threshold=attack.threshold_)
+                self.rows.append(self._row("membership", "UPC-SDG", k, gamma, **_attack_summary(report)))
+
     def _row(self, kind: str, variant: str, k: float, gamma: float, **values: Any) -> dict[str, Any]:
         return {"kind": kind, "seed": self.seed, "variant": variant, "k": k, "gamma": gamma, **values}
+
+
+def _attack_summary(report: dict[str, Any]) -> dict[str, float]:
+    """ROC AUC, TPR at 1% FPR and advantage of a membership attack report."""
+    return {"auc": float(report["auc"]), "tpr_at_1pct_fpr": float(report["tpr@1%fpr"]), "advantage": float(report["advantage"])}
 
 
 class HistoryMasked:
@@ -268,6 +313,8 @@ def run_seed(config: Config, options: UPCSDGOptions, seed: int, results: Results
         for k in options.ablation_k:
             for variant in VARIANTS:
                 run.utility("bpr", variant, k, options.ablation_gamma)
+    if "membership" in options.parts:
+        run.membership()
     return run.rows
 
 
@@ -286,18 +333,23 @@ class Measurements:
         for column, value in (("k", k), ("gamma", gamma)):
             rows = rows[rows[column].isna()] if math.isnan(value) else rows[np.isclose(rows[column], value)]
         for column, value in where.items():
-            rows = rows[rows[column] == value]
+            rows = rows[rows[column] == value] if column in rows else rows.iloc[0:0]
         return rows
 
     def mean(self, column: str, kind: str, variant: str = "UPC-SDG", k: float = math.nan, gamma: float = math.nan,
              **where: Any) -> float | None:
-        values = self.select(kind, variant, k, gamma, **where)[column].dropna() if column in self.frame else ()
+        values = self._values(column, kind, variant, k, gamma, **where)
         return float(np.mean(values)) if len(values) else None
 
     def std(self, column: str, kind: str, variant: str = "UPC-SDG", k: float = math.nan, gamma: float = math.nan,
             **where: Any) -> float | None:
-        values = self.select(kind, variant, k, gamma, **where)[column].dropna()
+        values = self._values(column, kind, variant, k, gamma, **where)
         return float(np.std(values, ddof=1)) if len(values) > 1 else None
+
+    def _values(self, column: str, kind: str, variant: str, k: float, gamma: float, **where: Any) -> np.ndarray:
+        if column not in self.frame:
+            return np.zeros(0)
+        return self.select(kind, variant, k, gamma, **where)[column].dropna().to_numpy(dtype=np.float64)
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
@@ -399,6 +451,31 @@ def grid_figures(results: Results, m: Measurements, options: UPCSDGOptions) -> l
     ]
 
 
+def membership_table(results: Results, m: Measurements, options: UPCSDGOptions) -> str:
+    """Membership attack on the original data and on every grid cell, beside BPR-MF utility."""
+    columns = ["k", "gamma", f"BPR Recall@{CUTOFF}", "membership ROC AUC", "TPR@1%FPR", "advantage"]
+    cells = [("original", math.nan, math.nan)] + [("UPC-SDG", k, g) for k in options.grid_k for g in options.grid_gamma]
+    rows = [["original" if variant == "original" else k, "" if variant == "original" else gamma,
+             m.mean("recall", "utility", variant, k, gamma, model="bpr"),
+             *[m.mean(c, "membership", variant, k, gamma) for c in ("auc", "tpr_at_1pct_fpr", "advantage")]]
+            for variant, k, gamma in cells]
+    return results.add_table("membership", columns, rows, f"Paper-001 attack (Assumption I, top-{options.membership_list_k} "
+                             f"lists) against {options.membership_algorithm} trained on the members' real or synthetic data")
+
+
+def membership_figure(results: Results, m: Measurements, options: UPCSDGOptions) -> str:
+    """Privacy-utility with the membership attack: ROC AUC against BPR-MF Recall@20."""
+    gammas = options.grid_gamma
+    curve = {f"k = {k}": ([m.mean("auc", "membership", "UPC-SDG", k, g) or math.nan for g in gammas],
+                          [m.mean("recall", "utility", "UPC-SDG", k, g, model="bpr") or math.nan for g in gammas])
+             for k in options.grid_k}
+    original = m.mean("auc", "membership", "original"), m.mean("recall", "utility", "original", model="bpr")
+    if None not in original:
+        curve["original data"] = ([original[0]], [original[1]])
+    png = line_plot(curve, "membership ROC AUC", f"BPR-MF Recall@{CUTOFF}", markers=True)
+    return results.add_figure("privacy_utility_membership", png, "Privacy-utility with membership inference: each point is one γ.")
+
+
 def add_metrics(results: Results, m: Measurements, options: UPCSDGOptions) -> None:
     """Headline means into ``results.metrics`` (the benchmark reads them)."""
     for name in ["random", *options.models]:
@@ -421,6 +498,9 @@ def add_metrics(results: Results, m: Measurements, options: UPCSDGOptions) -> No
                 value = m.mean(column, "release", "UPC-SDG", k, gamma)
                 if value is not None:
                     results.metrics[f"UPC-SDG/k={k}/gamma={gamma}/{column}"] = value
+            value = m.mean("auc", "membership", "UPC-SDG", k, gamma)
+            if value is not None:
+                results.metrics[f"UPC-SDG/k={k}/gamma={gamma}/membership/auc"] = value
             for attack in ATTACKS:
                 value = m.mean("recall", "recovery", "UPC-SDG", k, gamma, attack=attack)
                 if value is not None:
@@ -451,6 +531,12 @@ def run_upcsdg(config: Config, options: UPCSDGOptions) -> Results:
                             [grid_table(results, m, options)], grid_figures(results, m, options))
     if "ablations" in options.parts:
         results.add_section("Table 3: ablations", _table3_text(n), [table3(results, m, options)])
+    if "membership" in options.parts:
+        value = m.mean("auc", "membership", "original")
+        if value is not None:
+            results.metrics["membership/original/auc"] = value
+        results.add_section("Membership inference against a recommender trained on synthetic data", _membership_text(options, n),
+                            [membership_table(results, m, options)], [membership_figure(results, m, options)])
     results.add_section("Measurements", f"Every measurement of the {n}, one row each.", [measurement_table(results, m.frame)])
     return results
 
@@ -470,6 +556,16 @@ def _grid_text(options: UPCSDGOptions, n: str) -> str:
             f"Recall@{options.attack_k} of each user's replaced originals among the items the user does not have in "
             "the release. Attackers: " + "; ".join(f"*{k}* = {v}" for k, v in ATTACKS.items()) + ". "
             "An attack column close to the popularity guess means the release hides which items were replaced.")
+
+
+def _membership_text(options: UPCSDGOptions, n: str) -> str:
+    return (f"Means over {n}. The membership attack of paper 001 (shadow recommender of the same algorithm on other "
+            "users of the dataset, MLP on Origin features) is trained once on real shadow data and scored on the target's "
+            f"members and non-members. The target is {options.membership_algorithm} trained on the members' real "
+            "interactions (row *original*) or on a UPC-SDG release of them (one row per k, γ; features: BPR-MF on the "
+            "members' data); non-members receive the target's popular list. The attacker scores users by their real "
+            "interactions: a release protects membership only if the target's lists stop resembling members' real "
+            "histories. ROC AUC 0.5 is a blind guess.")
 
 
 def _table3_text(n: str) -> str:
