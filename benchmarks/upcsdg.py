@@ -21,6 +21,7 @@ Usage::
 
     python benchmarks/upcsdg.py quality --dataset amazon-musical-instruments [--out-runs runs/bench]
     python benchmarks/upcsdg.py quality --from-run runs/bench/<run folder>   # re-check a finished run
+    python benchmarks/upcsdg.py quality --dataset ml-100k --set 'study_options.parts=[membership]' --tag membership
     python benchmarks/upcsdg.py speed --dataset ml-100k --repeats 3
 
 Writes ``benchmarks/out/upcsdg-<dataset>.json`` / ``benchmarks/out/upcsdg-speed-<dataset>.json``
@@ -56,9 +57,9 @@ def machine() -> dict[str, Any]:
             "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
-def checks(metrics: dict[str, float], grid_k: list[float], grid_gamma: list[float], attack_k: int) -> dict[str, Any]:
-    """The issue's acceptance checks from a run's headline metrics."""
-    def bpr(variant: str, k: float, gamma: float, column: str = "recall") -> float:
+def utility_checks(metrics: dict[str, float]) -> dict[str, Any]:
+    """Checks 1-3 (both masking protocols)."""
+    def bpr(variant: str, k: float, gamma: float, column: str) -> float:
         return metrics[f"{variant}/k={k}/gamma={gamma}/bpr/{column}@20"]
 
     original = metrics["original/bpr/recall@20"]
@@ -69,17 +70,27 @@ def checks(metrics: dict[str, float], grid_k: list[float], grid_gamma: list[floa
                        "plus_keeps_67pct": plus / original >= 0.67, "minus_below_plus": minus < plus,
                        "beats_ablations": {str(k): {v: bpr("UPC-SDG", k, 0.9, column) > bpr(v, k, 0.9, column)
                                                     for v in VARIANTS if v != "UPC-SDG"} for k in (0.2, 0.8)}}
-    sims = {str(k): [metrics[f"UPC-SDG/k={k}/gamma={g}/mean_f_sim"] for g in grid_gamma] for k in grid_k}
-    out["mean_f_sim_by_gamma"] = sims
-    out["similarity_rises_with_gamma"] = {k: all(a <= b for a, b in zip(v, v[1:])) for k, v in sims.items()}
-    for attack in ATTACKS:
-        out[f"recovery_{attack}_by_gamma"] = {str(k): [metrics[f"UPC-SDG/k={k}/gamma={g}/recovery/{attack}/recall@{attack_k}"]
-                                                       for g in grid_gamma] for k in grid_k}
-    membership = {str(k): [metrics.get(f"UPC-SDG/k={k}/gamma={g}/membership/auc") for g in grid_gamma] for k in grid_k}
-    out["membership_auc_by_gamma"] = {"original": metrics.get("membership/original/auc"), **membership}
-    blind = out["recovery_blind_by_gamma"]
-    out["recovery_falls_as_gamma_falls"] = {k: all(a <= b for a, b in zip(v, v[1:])) for k, v in blind.items()}
     return out
+
+
+def grid_checks(metrics: dict[str, float], grid_k: list[float], grid_gamma: list[float], attack_k: int) -> dict[str, Any]:
+    """Checks 4-5 and every recovery cell."""
+    def by_gamma(key: str) -> dict[str, list[float]]:
+        return {str(k): [metrics[f"UPC-SDG/k={k}/gamma={g}/{key}"] for g in grid_gamma] for k in grid_k}
+
+    out: dict[str, Any] = {"mean_f_sim_by_gamma": by_gamma("mean_f_sim"), "heldout_share_by_gamma": by_gamma("share_heldout")}
+    out["similarity_rises_with_gamma"] = {k: all(a <= b for a, b in zip(v, v[1:])) for k, v in out["mean_f_sim_by_gamma"].items()}
+    for attack in ATTACKS:
+        out[f"recovery_{attack}_by_gamma"] = by_gamma(f"recovery/{attack}/recall@{attack_k}")
+    out["recovery_falls_as_gamma_falls"] = {k: all(a <= b for a, b in zip(v, v[1:]))
+                                            for k, v in out["recovery_blind_by_gamma"].items()}
+    return out
+
+
+def membership_checks(metrics: dict[str, float], grid_k: list[float], grid_gamma: list[float]) -> dict[str, Any]:
+    """Membership ROC AUC on the original data and per cell."""
+    return {"original": metrics["membership/original/auc"],
+            **{str(k): [metrics[f"UPC-SDG/k={k}/gamma={g}/membership/auc"] for g in grid_gamma] for k in grid_k}}
 
 
 def quality(args: argparse.Namespace) -> None:
@@ -92,13 +103,20 @@ def quality(args: argparse.Namespace) -> None:
     options = results.config["study_options"]
     grid_k = options.get("grid_k", [0.2, 0.4, 0.6, 0.8])
     grid_gamma = options.get("grid_gamma", [0.1, 0.3, 0.5, 0.7, 0.9])
+    metrics, found = results.metrics, {}
+    if "UPC-SDG_s/k=0.2/gamma=0.9/bpr/recall@20" in metrics:
+        found["utility"] = utility_checks(metrics)
+    if "grid" in results.tables:
+        found["grid"] = grid_checks(metrics, grid_k, grid_gamma, options.get("attack_k", 10))
+    if "membership/original/auc" in metrics:
+        found["membership_auc_by_gamma"] = membership_checks(metrics, grid_k, grid_gamma)
     report = {"machine": machine(), "run": str(run_dir), "dataset": results.dataset, "timings": results.timings,
-              "checks": checks(results.metrics, grid_k, grid_gamma, options.get("attack_k", 10)),
-              "tables": {name: results.tables[name].model_dump() for name in ("table2", "retention", "table3", "grid")
-                         if name in results.tables}}
+              "checks": found,
+              "tables": {name: results.tables[name].model_dump()
+                         for name in ("table2", "retention", "table3", "grid", "membership") if name in results.tables}}
     OUT.mkdir(parents=True, exist_ok=True)
     name = results.dataset.get("name", args.dataset)
-    path = OUT / f"upcsdg-{name}.json"
+    path = OUT / f"upcsdg-{args.tag + '-' if args.tag else ''}{name}.json"
     path.write_text(json.dumps(report, indent=2, default=str))
     print(json.dumps(report["checks"], indent=2))
     print(f"written {path}")
@@ -129,6 +147,7 @@ def main() -> None:
     q.add_argument("--from-run")
     q.add_argument("--out-runs", default=str(ROOT / "runs" / "benchmarks"))
     q.add_argument("--set", action="append")
+    q.add_argument("--tag", default="", help="Inserted in the output file name (e.g. 'membership').")
     s = sub.add_parser("speed")
     s.add_argument("--dataset", default="ml-100k")
     s.add_argument("--repeats", type=int, default=3)
