@@ -475,7 +475,7 @@ def protection_outputs(results: Results, rows: list[dict], simulated: bool) -> t
             png = line_plot(series, "replacement ratio L", label, markers=True)
             slug = metric.replace("*", "").replace(" ", "-").replace("@", "")
             figures.append(results.add_figure(f"exposure-protection-{selection}-{slug}", png,
-                                              f"{selection} selection: {label} against L (dashed lines absent: frozen attacker only)"))  # fmt: skip
+                                              f"{selection} selection: {label} against L, one line per replacement and attacker"))  # fmt: skip
     for attacker in dict.fromkeys(r["attacker"] for r in rows):
         series = _series(rows, lambda r: r["attacker"] == attacker, utility, "recall@10", by_selection=True)
         png = line_plot(series, utility, "Rec*@10", markers=True)
@@ -563,7 +563,6 @@ def run_exposure(config: Config, options: ExposureOptions) -> Results:
 
 
 def _data_text(data: ExposureData, options: ExposureOptions, parts: dict[str, ExposurePairs]) -> str:
-    p = data.pairs
     text = (f"Pairs of the user's {options.history_len} most recent clicks and the next exposed slate of "
             f"{options.slate_size} items, from **{data.source}** exposure; users split 8:1:1 (no user in two splits). "
             "Metrics follow the paper: for each true item its best rank over the decoding steps' lists, Recall = share "
@@ -574,7 +573,7 @@ def _data_text(data: ExposureData, options: ExposureOptions, parts: dict[str, Ex
         hit = next_item_recall(parts["test"]).mean()
         text += (f" The target `{type(data.target).__name__}` shows slates whose Recall@{options.slate_size} on the "
                  f"test users' real next items is {hit:.4f}.")  # fmt: skip
-    if p.n_items and data.source == "mind":
+    if data.source == "mind":
         text += " The MIND data here are a 5,000-impression sample of MIND-small, far smaller than the paper's."
     return text
 
