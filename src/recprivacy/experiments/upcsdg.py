@@ -673,5 +673,5 @@ def synthetic_release_section(ctx: AuditContext, out: SectionWriter) -> None:
 
 
 register_audit_section("synthetic_release", synthetic_release_section, "Synthetic release (UPC-SDG)",
-                       SyntheticReleaseOptions, order=60)
+                       SyntheticReleaseOptions, order=70)
 register_study("upcsdg", run_upcsdg, UPCSDGOptions, "UPC-SDG synthetic data: Tables 2-3, k x γ grid, recovery attack")

@@ -8,9 +8,9 @@ Eqs. 8-12), ``model`` (the ``UPCSDG`` estimator, losses Eqs. 13-16, training and
 """
 
 from recprivacy.defenses.upcsdg.embeddings import FrozenEmbeddings, pretrain_bpr
-from recprivacy.defenses.upcsdg.model import LAMBDA_PRESETS, UPCSDG
+from recprivacy.defenses.upcsdg.model import UPCSDG
 from recprivacy.defenses.upcsdg.preferences import PrivacyPreferences, load_preferences
 from recprivacy.defenses.upcsdg.release import SyntheticRelease, write_release
 
-__all__ = ["LAMBDA_PRESETS", "UPCSDG", "FrozenEmbeddings", "PrivacyPreferences", "SyntheticRelease",
+__all__ = ["UPCSDG", "FrozenEmbeddings", "PrivacyPreferences", "SyntheticRelease",
            "load_preferences", "pretrain_bpr", "write_release"]

@@ -66,8 +66,6 @@ SELECTIONS = ("attention", "random")
 REPLACEMENTS = ("generator", "random", "fixed")
 EXPORT_SAMPLING = ("argmax", "gumbel")
 
-#: (λ_s, λ_g) of the paper per dataset: Office and Gowalla 3 / 1, Clothing 5 / 7 (decision 6)
-LAMBDA_PRESETS = {"office": (3.0, 1.0), "gowalla": (3.0, 1.0), "clothing": (5.0, 7.0)}
 
 
 def similarity_hinge(similarity: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
@@ -100,7 +98,8 @@ class UPCSDG:
     Parameters
     ----------
     lambda_s, lambda_g:
-        Weights of the similarity hinge and the utility term (3, 1: the paper's Office values).
+        Weights of the similarity hinge and the utility term (3, 1: the paper's Office and
+        Gowalla values; it used 5, 7 for Clothing, decision 6; set them per config).
     beta, mean_pool, transform, dropout, hidden:
         Selection module (Eqs. 3-6): attention smoothing β (1), the 1/|I_u| factor (on), the
         form of ``f`` (``"mlp"`` with ``dropout`` 0.1, or the code's ``"code"``), hidden size
