@@ -120,7 +120,7 @@ def test_bad_config_is_one_line_and_writes_nothing(tmp_path):
 def test_unknown_study_and_section_options_are_config_errors(tmp_path):
     config = tmp_path / "s.yaml"
     config.write_text("study: nosuch\n")
-    assert_one_line_error(invoke("run", config, "--out", tmp_path / "o"), "unknown study 'nosuch'", "audit, train")
+    assert_one_line_error(invoke("run", config, "--out", tmp_path / "o"), "unknown study 'nosuch'", "audit", "exposure", "train")
     result = invoke("audit", "--out", tmp_path / "o", "--set", "study_options.utility.kk=3")
     assert_one_line_error(result, "unknown key 'kk' in study_options.utility; allowed keys: k")
     assert not (tmp_path / "o").exists()
