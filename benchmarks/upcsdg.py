@@ -24,6 +24,7 @@ Usage::
     python benchmarks/upcsdg.py quality --from-run runs/bench/<run folder>   # re-check a finished run
     python benchmarks/upcsdg.py quality --dataset ml-100k --set 'study_options.parts=[membership]' --tag membership
     python benchmarks/upcsdg.py speed --dataset ml-100k --repeats 3
+    python benchmarks/upcsdg.py markdown          # the tables for BENCHMARKS.md
 
 Writes ``benchmarks/out/upcsdg-<dataset>.json`` / ``benchmarks/out/upcsdg-speed-<dataset>.json``
 and prints Markdown for BENCHMARKS.md.
@@ -144,6 +145,31 @@ def speed(args: argparse.Namespace) -> None:
     print(f"median {report['median_seconds']:.1f} s over {args.repeats}; written {path}")
 
 
+def _fmt(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
+def markdown(args: argparse.Namespace) -> None:
+    """Print the BENCHMARKS.md tables from every ``benchmarks/out/upcsdg-*.json``."""
+    for path in sorted(OUT.glob("upcsdg-*.json")):
+        report = json.loads(path.read_text())
+        if "median_seconds" in report:
+            m = report["machine"]
+            print(f"- speed, {report['dataset']}: median {report['median_seconds']:.0f} s wall, "
+                  f"{report['median_cpu_seconds']:.0f} s CPU ({len(report['seconds'])} run(s), load average "
+                  f"{m['load_average'][0]:.1f} on {m['cores']} cores, {m['date']})")
+            continue
+        print(f"\n### {report['dataset'].get('name')} ({path.name}, {report['machine']['date']})\n")
+        for name, table in report["tables"].items():
+            print(f"*{name}: {table['caption']}*\n")
+            print("| " + " | ".join(map(str, table["columns"])) + " |")
+            print("|" + "---|" * len(table["columns"]))
+            for row in table["rows"]:
+                print("| " + " | ".join(_fmt(v) for v in row) + " |")
+            print()
+        print("```json\n" + json.dumps(report["checks"], indent=1)[:4000] + "\n```")
+
+
 def _cpu_seconds() -> float:
     """User + system CPU seconds of this process (less sensitive to other jobs than wall time)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -165,8 +191,9 @@ def main() -> None:
     s.add_argument("--k", type=float, default=0.2)
     s.add_argument("--gamma", type=float, default=0.5)
     s.add_argument("--set", action="append")
+    sub.add_parser("markdown")
     args = parser.parse_args()
-    quality(args) if args.command == "quality" else speed(args)
+    {"quality": quality, "speed": speed, "markdown": markdown}[args.command](args)
 
 
 if __name__ == "__main__":
