@@ -137,6 +137,14 @@ def test_statements_give_the_nominal_eps2_and_the_honest_composition() -> None:
     assert composed > 5.0
 
 
+def test_edge_reuse_counts_whole_sequences_scored_for_validation() -> None:
+    from recprivacy.data.split import temporal_split
+
+    train, valid = temporal_split(tiny_data(), leave_last=1)  # 7 training items per user
+    model = DIPSGNN(hidden=8, user_dim=4, n_epochs=1, user_categories=ML1M_CATEGORIES).fit(train, valid)
+    assert model.edge_reuse() == (7 - 2) + 1
+
+
 def test_legacy_mode_reports_the_epsilon_its_smaller_noise_gives() -> None:
     model = fit(noise_std_mode="sigma_squared_legacy", noise_at_inference=False)
     per_pass = model.privacy_statement()["edges, one forward pass (paper)"]

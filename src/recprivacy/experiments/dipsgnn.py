@@ -264,6 +264,7 @@ class MethodRun:
     fit_seconds: float
     epochs: int
     statements: dict[str, PrivacyStatement] = field(default_factory=dict)
+    valid_curve: list[float] = field(default_factory=list)
 
     @property
     def seconds_per_epoch(self) -> float:
@@ -330,7 +331,8 @@ def run_method(name: str, seed: int, data: SequenceData, options: DIPSGNNOptions
     statements = {} if statement is None else statement()
     if isinstance(statements, PrivacyStatement):
         statements = {"interactions": statements}
-    return MethodRun(name, seed, metrics, masked, seconds, epochs, dict(statements))
+    curve = [] if history is None else [float(v) for _, v in history.valid]
+    return MethodRun(name, seed, metrics, masked, seconds, epochs, dict(statements), curve)
 
 
 # ---------------------------------------------------------------------------- tables
@@ -451,15 +453,19 @@ def run_methods(methods: Sequence[str], data: SequenceData, options: DIPSGNNOpti
 
 
 def run_sweep(sweep: SweepSpec, data: SequenceData, options: DIPSGNNOptions, backbone: dict[str, Any],
-              results: Results) -> tuple[str, str]:
-    """Recall@20 of the sweep's methods at each value (table and figure)."""
+              results: Results, done: dict[str, list[MethodRun]]) -> tuple[str, str]:
+    """Recall@20 of the sweep's methods at each value (table and figure); ``done`` holds the
+    runs at the study's own settings, reused at the sweep point equal to them."""
     curves: dict[str, list[float]] = {m: [] for m in sweep.methods}
+    default = backbone.get("n_steps", 1) if sweep.parameter == "n_steps" else getattr(options, sweep.parameter)
     for value in sweep.values:
         if sweep.parameter == "n_steps":
             point_options, point_backbone = options, {**backbone, "n_steps": int(value)}
         else:
             point_options, point_backbone = options.model_copy(update={sweep.parameter: value}), backbone
-        runs = run_methods(sweep.methods, data, point_options, point_backbone, f"sweep {sweep.parameter}={value:g}")
+        todo = [m for m in sweep.methods if not (value == default and m in done)]
+        runs = {**{m: done[m] for m in sweep.methods if m not in todo},
+                **run_methods(todo, data, point_options, point_backbone, f"sweep {sweep.parameter}={value:g}")}
         for m in sweep.methods:
             mean = _mean_std(runs[m], "recall@20")[0]
             curves[m].append(mean)
@@ -505,7 +511,7 @@ def run_dipsgnn(config: Config, options: DIPSGNNOptions) -> Results:
                         [add_privacy_table(results, runs)])
     results.add_section("Training time", "", [add_timing_table(results, runs)])
     for sweep in options.sweeps:
-        table, figure = run_sweep(sweep, data, options, backbone, results)
+        table, figure = run_sweep(sweep, data, options, backbone, results, runs)
         results.add_section(f"Sweep over {sweep.parameter}", "", [table], [figure])
     return results
 

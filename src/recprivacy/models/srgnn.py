@@ -423,12 +423,15 @@ class SRGNN(Recommender):
         return multi_feature_budget(self.eps1, len(columns)).statement(columns)
 
     def edge_reuse(self) -> int:
-        """Most forward passes per epoch that contain one transition occurrence: all training
-        prefixes (held-out validation ones included, which are scored every epoch) whose input
-        window holds it, ``max_u min(n_u - 2, max_len - 1)`` for training lengths ``n_u``."""
+        """Most forward passes per epoch that contain one transition occurrence: the training
+        prefixes whose input window holds it (held-out validation prefixes included, as they
+        are scored every epoch), ``max_u min(n_u - 2, max_len - 1)`` for training lengths
+        ``n_u`` (the first transition of the longest sequence), plus one when validation scores
+        each whole training sequence (``fit`` given ``valid``)."""
         self._check_fitted()
         lengths = np.fromiter((len(s) for s in self.sequences_), dtype=np.int64, count=len(self.sequences_))
-        return max(1, int(np.minimum(lengths - 2, self.max_len - 1).max(initial=1)))
+        prefixes = int(np.minimum(lengths - 2, self.max_len - 1).max(initial=1))
+        return max(1, prefixes + int(self.validates_whole_sequences_))
 
     def _check_params(self) -> None:
         name = type(self).__name__
@@ -481,6 +484,7 @@ class SRGNN(Recommender):
         samples = SequenceSamples.prefixes(self.sequences_)
         if not len(samples):
             raise DataError(f"{train.name}: no training samples (every training sequence has fewer than 2 items)")
+        self.validates_whole_sequences_ = valid is not None
         if valid is None:
             perm = rng.permutation(len(samples))
             n_valid = int(round(self.valid_fraction * len(samples)))

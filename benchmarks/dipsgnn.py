@@ -1,0 +1,146 @@
+"""DIPSGNN (paper 002) Table 2 on MovieLens-1M: every method x seed, resumable.
+
+Runs the protocol of ``recprivacy.experiments.dipsgnn`` (config ``configs/dipsgnn/ml-1m.yaml``)
+one (method, seed) at a time and appends each finished run to a JSON-lines file, so a long
+benchmark survives interruptions (``--resume`` skips what is done). The summary prints Table 2
+(means over seeds, the paper's numbers beside ours, DIPSGNN vs EdgeRand with a paired t-test),
+the composed epsilons and the time per epoch, and writes ``benchmarks/out/dipsgnn.json``.
+
+Usage::
+
+    OMP_NUM_THREADS=2 python benchmarks/dipsgnn.py --data-dir ../shared/datasets \\
+        [--methods SRGNN,EdgeRand,DIPSGNN] [--seeds 0,1,2,3,4] [--set model.params.n_epochs=10] [--resume]
+    python benchmarks/dipsgnn.py --summary-only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from recprivacy.config import load_config, validate_options
+from recprivacy.experiments.dipsgnn import (
+    METHODS,
+    PAPER_METRICS,
+    PAPER_TABLE2,
+    DIPSGNNOptions,
+    MethodRun,
+    improvement,
+    prepare_sequences,
+    run_method,
+)
+from recprivacy.experiments.runner import new_results
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "benchmarks" / "out"
+
+
+def record(run: MethodRun) -> dict:
+    """JSON form of one run (statements as their dicts)."""
+    return {"method": run.method, "seed": run.seed, "metrics": run.metrics, "masked": run.masked,
+            "fit_seconds": run.fit_seconds, "epochs": run.epochs,
+            "statements": {k: s.to_dict() for k, s in run.statements.items()}, "valid_curve": run.valid_curve}
+
+
+def load_records(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def summarise(records: list[dict], column: str = "ML-1M") -> dict:
+    """Means, stds, paper values, improvements and epsilons per method (the last run of a
+    (method, seed) pair wins)."""
+    latest = {(r["method"], r["seed"]): r for r in records}
+    by_method: dict[str, list[dict]] = {}
+    for (method, _), r in sorted(latest.items(), key=lambda kv: list(METHODS).index(kv[0][0])):
+        by_method.setdefault(method, []).append(r)
+    runs = {m: [MethodRun(r["method"], r["seed"], r["metrics"], r["masked"], r["fit_seconds"], r["epochs"]) for r in rs]
+            for m, rs in by_method.items()}
+    out: dict = {"methods": {}}
+    for m, rs in by_method.items():
+        eps = {}
+        for label in rs[0]["statements"]:
+            values = [r["statements"][label]["epsilon"] for r in rs]
+            eps[label] = None if any(v is None for v in values) else float(np.mean(values))
+        out["methods"][m] = {
+            "label": METHODS[m][1], "seeds": [r["seed"] for r in rs],
+            "mean": {k: float(np.mean([r["metrics"][k] for r in rs])) for k in PAPER_METRICS},
+            "std": {k: float(np.std([r["metrics"][k] for r in rs], ddof=1)) if len(rs) > 1 else 0.0 for k in PAPER_METRICS},
+            "masked_mean": {k: float(np.mean([r["masked"][k] for r in rs])) for k in PAPER_METRICS},
+            "paper": dict(zip(PAPER_METRICS, PAPER_TABLE2[column].get(m, (None,) * 4))),
+            "epsilon": eps,
+            "seconds_per_epoch_median": float(np.median([r["fit_seconds"] / max(r["epochs"], 1) for r in rs])),
+            "epochs_median": float(np.median([r["epochs"] for r in rs])),
+        }
+    if "DIPSGNN" in runs and "EdgeRand" in runs:
+        pairs = {k: improvement(runs["DIPSGNN"], runs["EdgeRand"], k) for k in PAPER_METRICS}
+        out["dipsgnn_vs_edgerand"] = {k: {"relative_percent": rel, "p_value": p if math.isfinite(p) else None}
+                                      for k, (rel, p) in pairs.items()}
+    return out
+
+
+def print_summary(summary: dict) -> None:
+    print(f"{'method':<52}" + "".join(f"{k:>16}" for k in PAPER_METRICS) + f"{'s/epoch':>10}")
+    for m, s in summary["methods"].items():
+        ours = "".join(f"{s['mean'][k]:>8.2f}" + (f"/{s['paper'][k]:<7.2f}" if s["paper"][k] is not None else " " * 8)
+                       for k in PAPER_METRICS)
+        print(f"{s['label'][:51]:<52}{ours}{s['seconds_per_epoch_median']:>10.1f}")
+        for label, eps in s["epsilon"].items():
+            print(f"    {label}: epsilon = {eps if eps is None else round(eps, 3)}")
+    for k, v in summary.get("dipsgnn_vs_edgerand", {}).items():
+        print(f"DIPSGNN vs EdgeRand {k}: {v['relative_percent']:+.2f}% (paired t-test p = {v['p_value']})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--config", default=str(ROOT / "configs" / "dipsgnn" / "ml-1m.yaml"))
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--methods", default=None, help="comma-separated (default: the config's)")
+    parser.add_argument("--seeds", default=None, help="comma-separated (default: the config's)")
+    parser.add_argument("--set", action="append", default=[], help="config override KEY=VALUE (repeatable)")
+    parser.add_argument("--runs", default=str(OUT / "dipsgnn_runs.jsonl"), help="JSON-lines file of finished runs")
+    parser.add_argument("--resume", action="store_true", help="skip (method, seed) pairs already in --runs")
+    parser.add_argument("--summary-only", action="store_true")
+    args = parser.parse_args()
+    runs_path = Path(args.runs)
+    runs_path.parent.mkdir(parents=True, exist_ok=True)
+    if not args.summary_only:
+        updates = {"dataset.data_dir": args.data_dir} if args.data_dir else {}
+        config = load_config(args.config, overrides=args.set, updates=updates)
+        options: DIPSGNNOptions = validate_options(DIPSGNNOptions, config.study_options)
+        methods = args.methods.split(",") if args.methods else options.methods
+        seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else options.seeds
+        done = {(r["method"], r["seed"]) for r in load_records(runs_path)} if args.resume else set()
+        data = prepare_sequences(config, options, new_results(config))
+        backbone = {k: v for k, v in config.model.params.items() if k != "seed"}
+        for method in methods:
+            for seed in seeds:
+                if (method, seed) in done:
+                    continue
+                run = run_method(method, seed, data, options, backbone)
+                with runs_path.open("a") as f:
+                    f.write(json.dumps(record(run)) + "\n")
+                print(f"{method} seed {seed}: R@20 {run.metrics['recall@20']:.2f} M@20 {run.metrics['mrr@20']:.2f} "
+                      f"({run.fit_seconds:.0f} s, {run.epochs} epochs)", flush=True)
+    summary = summarise(load_records(runs_path))
+    summary["machine"] = {"platform": platform.platform(), "processor": platform.processor() or "unknown",
+                          "torch_threads": torch.get_num_threads(), "python": platform.python_version()}
+    summary["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    print_summary(summary)
+    out = OUT / "dipsgnn.json"
+    tmp = out.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(summary, indent=2))
+    tmp.replace(out)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
