@@ -39,6 +39,7 @@ from torch import Tensor, nn
 
 from recprivacy.errors import ConfigError, DataError
 from recprivacy.metrics.attack import multiclass_attack_report
+from recprivacy.models.training import torch_threads
 
 ATTACKERS = ("dnn", "tree", "svc", "knn", "random", "stratified", "majority")
 COMPONENT_SETS: dict[str, tuple[str, ...]] = {
@@ -170,10 +171,11 @@ class AttributeAttacker:
         model = _DNN(z.shape[1], self.n_classes)
         opt = torch.optim.Adam(model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
         xt, yt = torch.from_numpy(z), torch.from_numpy(y)
-        for _ in range(self.epochs):
-            opt.zero_grad()
-            nn.functional.cross_entropy(model(xt), yt).backward()
-            opt.step()
+        with torch_threads(1):
+            for _ in range(self.epochs):
+                opt.zero_grad()
+                nn.functional.cross_entropy(model(xt), yt).backward()
+                opt.step()
         return model.eval()
 
 
