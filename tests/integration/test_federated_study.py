@@ -18,7 +18,7 @@ TINY = {
     "study_options": {
         "dims": [8], "rounds": 3, "clients_per_round": 0.5, "local_epochs": 1, "eval_every": 2,
         "methods": ["none", "apm"], "zetas": [0.3], "attackers": ["dnn", "knn"],
-        "components": ["all", "user", "item"], "attack_seeds": 2,
+        "components": ["all", "user"], "attack_seeds": 2,
     },
 }  # fmt: skip
 
