@@ -12,7 +12,8 @@ Usage::
     python benchmarks/membership_quality.py --data-dir ../shared/datasets [--configs fig3-assumption1,fig12-13-defense]
         [--set study_options.n_seeds=1]
 
-Writes ``benchmarks/out/membership_quality.json`` (merged with earlier runs by config name).
+Writes ``benchmarks/out/membership_quality.json`` (merged with earlier runs by config name);
+``--markdown`` prints its tables as Markdown (what BENCHMARKS.md quotes) without running anything.
 """
 
 from __future__ import annotations
@@ -47,14 +48,28 @@ def run_once(name: str, data_dir: str, runs: str, overrides: list[str]) -> dict:
             "metrics": results.metrics, "tables": tables, "timings": results.timings, "seeds": results.seeds}  # fmt: skip
 
 
+def print_markdown(done: dict) -> None:
+    """Every stored table, per config, as Markdown."""
+    from recprivacy.report.tables import markdown_table
+
+    for name, result in done["configs"].items():
+        print(f"### {name} ({result['date']}, {result['seconds'] / 60:.0f} min, seeds {sorted(result['seeds'].values())})\n")
+        for table in result["tables"].values():
+            print(markdown_table(table) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "datasets"))
     parser.add_argument("--runs", default=str(ROOT / "runs"))
     parser.add_argument("--configs", default=",".join(DEFAULT), help="comma-separated config names")
     parser.add_argument("--set", dest="overrides", action="append", default=[], help="config override, e.g. study_options.n_seeds=1")
+    parser.add_argument("--markdown", action="store_true", help="print the stored tables as Markdown and exit")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.markdown:
+        print_markdown(json.loads(OUT.read_text()))
+        return
     if args.child:
         print(json.dumps(run_once(args.child, args.data_dir, args.runs, args.overrides)))
         return

@@ -224,8 +224,9 @@ def render_assumption3(r: Renderer, plan: Plan) -> None:
     for (s, t), spec in specs.items():
         key = _paper_setting(s, t)
         if key:
-            checks.append([spec.code, "".join(key), r.metric(spec, "auc"), r.metric(spec, "balanced_accuracy"), paper.ASSUMPTION_3[key]])
-    spot = r.table("assumption3-checks", ["setting", "paper setting", "ROC AUC", BAL, "paper 'AUC'"], checks,
+            label = f"{key[0]} {key[1]} -> {key[2]} {key[3]}"
+            checks.append([spec.code, label, r.metric(spec, "auc"), r.metric(spec, "balanced_accuracy"), paper.ASSUMPTION_3[key]])
+    spot = r.table("assumption3-checks", ["setting", "paper setting (shadow -> target)", "ROC AUC", BAL, "paper 'AUC'"], checks,
                    "The Assumption III values the paper states in its text")  # fmt: skip
     png = heatmap(grid, codes, codes, "target", "shadow", "ROC AUC", "ROC AUC", 0.5, 1.0)
     fig = r.figure("heatmap-assumption3", png, "Assumption III: every shadow against every target; the block diagonal is Assumption II.")
