@@ -657,9 +657,9 @@ def synthetic_release_section(ctx: AuditContext, out: SectionWriter) -> None:
     out.add_metric(f"recovery_{key}", attack[key])
     ratio = _ratio(attack[key], guess[key])
     verdict = ("close to the popularity guess" if ratio is not None and ratio < 1.5
-               else f"replaced items recoverable: {ratio:.1f}x the popularity guess" if ratio else "no baseline hits")
-    out.add_risk(f"replaced-item recovery from a synthetic release (k={o.k}, γ={o.gamma})", f"Recall@{o.attack_k}",
-                 attack[key], guess[key], verdict)
+               else f"recoverable: {ratio:.1f}x the popularity guess" if ratio else "no baseline hits")
+    out.add_risk("synthetic release: item recovery", f"Recall@{o.attack_k}", attack[key], guess[key],
+                 f"k={o.k}, γ={o.gamma}: {verdict}")
     out.write(
         f"UPC-SDG (paper 003) replaced {s['replaced_interactions']} of {s['original_interactions']} training interactions "
         f"(k = {o.k}) by generated items under a similarity cap γ = {o.gamma}, using {source} as frozen features. "
