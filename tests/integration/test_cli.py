@@ -91,8 +91,8 @@ def test_audit_report_opens_with_the_risk_summary(audit_run):
     recall, blind = risks["rows"][0][2:4]
     assert recall == doc["metrics"]["utility/recall@10"]
     assert 0 < blind < 1
-    summary = doc["sections"][0]["text"]
-    assert "Not yet available" in summary and "membership inference" in summary
+    attacks = {row[0] for row in risks["rows"]}
+    assert any("membership" in a for a in attacks), attacks  # attack sections add their own rows
     html = (audit_run / "report.html").read_text()
     assert html.count("data:image/png;base64,") == len(doc["figures"]) >= 2
     assert "Risk summary" in html

@@ -79,6 +79,11 @@ def membership_section(ctx: AuditContext, out: SectionWriter) -> None:
                   f"{o.min_interactions} interactions (set `study_options.holdout_users` or "
                   f"`study_options.membership.min_interactions`).")  # fmt: skip
         return
+    k = min(o.k, ctx.data.full.n_items - int(ctx.data.train.user_counts().max(initial=0)))
+    if k < o.k:
+        out.write(f"The catalogue is too small for top-{o.k} lists: a trained user has only {k} unseen items, "
+                  f"so the attack uses top-{k} lists.")  # fmt: skip
+        o = o.model_copy(update={"k": k})
     name, algorithm = ctx.data.full.name, ctx.config.model.name
     options = LabOptions(min_interactions=o.min_interactions, item_coverage="init", holdout="none",
                          model_params={algorithm: dict(ctx.config.model.params)})  # fmt: skip
