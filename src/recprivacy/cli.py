@@ -18,6 +18,7 @@ path of the report.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -192,10 +193,10 @@ def _print_headline(results: Results) -> None:
 def _print_rows(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     table = RichTable(title=title, title_justify="left")
     for i, column in enumerate(columns):
-        table.add_column(str(column), no_wrap=i == 0)
+        table.add_column(str(column), ratio=3 if i == 0 else None)
     for row in rows:
         table.add_row(*(format_value(v) for v in row))
-    Console().print(table)
+    Console(width=None if sys.stdout.isatty() else 150).print(table)  # logs and pipes get full rows
 
 
 # ---------------------------------------------------------------------------- datasets and reports
