@@ -88,3 +88,23 @@ def test_the_papers_auc_is_balanced_accuracy():
     assert (report["tpr"], report["fpr"]) == (pytest.approx(tpr), pytest.approx(fpr))
     paper = 0.5 * tpr * fpr + 0.5 * (tpr + 1) * (1 - fpr)
     assert report["balanced_accuracy"] == pytest.approx((1 + tpr - fpr) / 2) == pytest.approx(paper)
+
+
+def test_a_dead_network_is_retrained_from_fresh_weights():
+    """If every first-layer ReLU is dead the output is constant; training restarts."""
+
+    class DeadFirst(MLPAttack):
+        calls = 0
+
+        def init_weights(self, dim, rng):
+            weights = super().init_weights(dim, rng)
+            DeadFirst.calls += 1
+            if DeadFirst.calls == 1:
+                weights[1][:] = -100.0  # no first-layer unit can fire
+            return weights
+
+    x, y = _blobs()
+    attack = DeadFirst(seed=0).fit(x, y)
+    assert attack.restarts_ == 1
+    assert binary_attack_report(y, attack.score(x))["auc"] > 0.95
+    assert MLPAttack(seed=0).fit(x, y).restarts_ == 0

@@ -305,6 +305,7 @@ class MembershipLab:
             report = binary_attack_report(y, scores, threshold=model.threshold_)
         if spec.attack == "kmeans":
             report["auc_aligned"] = max(report["auc"], 1.0 - report["auc"])
+        report["attack_restarts"] = getattr(model, "restarts_", 0)
         return AttackOutcome(spec, report, scores, y)
 
     def run_all(self, specs: list[AttackSpec]) -> list[AttackOutcome]:

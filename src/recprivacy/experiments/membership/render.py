@@ -26,7 +26,7 @@ from recprivacy.report.figures import heatmap, line_plot, scatter_plot
 
 BAL = "bal. acc. (paper's 'AUC')"
 LONG_COLUMNS = ["setting", "variant", "ROC AUC", "± sd", BAL, "TPR@0.1%FPR", "TPR@1%FPR", "advantage",
-                "precision", "recall", "seeds"]  # fmt: skip
+                "precision", "recall", "seeds", "MLP restarts (mean)"]  # fmt: skip
 
 
 class Renderer:
@@ -60,7 +60,8 @@ class Renderer:
         auc, sd = self.c.stat(spec, "auc")
         names = ("balanced_accuracy", "tpr@0.1%fpr", "tpr@1%fpr", "advantage", "precision", "recall")
         values = [self.metric(spec, m) for m in names]
-        return [spec.code, self.variant(spec) or "default", auc, sd, *values, len(self.c.reports[spec])]
+        restarts = self.metric(spec, "attack_restarts")
+        return [spec.code, self.variant(spec) or "default", auc, sd, *values, len(self.c.reports[spec]), restarts]
 
     def section(self, name: str, text: str, tables: list[str], figures: list[str] = ()) -> None:
         self.results.add_section(EXPERIMENTS[name], text, tables, list(figures))
