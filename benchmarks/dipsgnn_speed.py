@@ -3,7 +3,8 @@
 Same data as ``benchmarks/dipsgnn.py``; each model is fitted for exactly one epoch without a
 validation hold-out (``n_epochs=1``, ``valid_fraction=0`` for the SR-GNN family), so the time
 is one pass over all ~141k training prefixes (or all training pairs for the MF models).
-Repeats give the median. Prints a table and writes ``benchmarks/out/dipsgnn_speed.json``.
+Repeats give the median. Prints a table and merges the timings into
+``benchmarks/out/dipsgnn_speed.json`` (methods measured earlier keep their entries and dates).
 
 Usage::
 
@@ -57,15 +58,15 @@ def main() -> None:
     options = validate_options(DIPSGNNOptions, config.study_options)
     data = prepare_sequences(config, options, new_results(config))
     backbone = {k: v for k, v in config.model.params.items() if k != "seed"}
-    rows = {}
-    for method in args.methods.split(","):
-        times = [one_epoch(method, data, options, backbone) for _ in range(args.repeats)]
-        rows[method] = {"seconds_per_epoch_median": statistics.median(times), "all": [round(t, 1) for t in times]}
-        print(f"{method:<16}{statistics.median(times):>10.1f} s/epoch  {rows[method]['all']}", flush=True)
     out = ROOT / "benchmarks" / "out" / "dipsgnn_speed.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    summary = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "threads": args.threads,
-               "platform": platform.platform(), "training_interactions": len(data.train), "methods": rows}
+    rows = json.loads(out.read_text())["methods"] if out.exists() else {}
+    for method in args.methods.split(","):
+        times = [one_epoch(method, data, options, backbone) for _ in range(args.repeats)]
+        rows[method] = {"seconds_per_epoch_median": statistics.median(times), "all": [round(t, 1) for t in times],
+                        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "threads": args.threads}
+        print(f"{method:<16}{statistics.median(times):>10.1f} s/epoch  {rows[method]['all']}", flush=True)
+    summary = {"platform": platform.platform(), "training_interactions": len(data.train), "methods": rows}
     tmp = out.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(summary, indent=2))
     tmp.replace(out)
