@@ -9,6 +9,7 @@ import torch
 from recprivacy.data.interactions import Interactions
 from recprivacy.data.loaders.recbole import load_recbole
 from recprivacy.data.synthetic import make_synthetic
+from recprivacy.data.loaders.lightgcn import load_lightgcn
 from recprivacy.defenses.upcsdg import UPCSDG, FrozenEmbeddings, PrivacyPreferences, write_release
 from recprivacy.defenses.upcsdg.selection import PairBatch
 from recprivacy.errors import ConfigError, DataError, NotFittedError
@@ -135,6 +136,8 @@ def test_export_round_trips_through_the_atomic_file_reader(tmp_path, train, fitt
     lines = (tmp_path / "out" / "train.txt").read_text().splitlines()
     parsed = {int(p[0]): set(map(int, p[1:])) for p in (line.split() for line in lines)}
     assert parsed == {u: s for u, s in enumerate(_sets(data)) if s}
+    reread = load_lightgcn(tmp_path / "out")  # train.txt with user_list.txt / item_list.txt
+    assert set(zip(reread.user_ids[reread.users].tolist(), reread.item_ids[reread.items].tolist())) == pairs
     assert (tmp_path / "out" / "replacements.csv").read_text().startswith("user,user_id,original_item")
     assert not list((tmp_path / "out").glob(".*"))  # no temporary files left behind
 

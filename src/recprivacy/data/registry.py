@@ -5,7 +5,7 @@ Names: ``ml-100k``, ``ml-1m``, ``amazon-<category>`` (e.g. ``amazon-musical-inst
 ``synthetic`` (``recprivacy.data.synthetic.make_synthetic(**options)``). A name may also be a
 path: a ``.csv`` / ``.tsv`` / ``.parquet`` file (options ``user_col`` / ``item_col``, default
 ``user_id`` / ``item_id``, and ``rating_col``, ``time_col``, ``sep``), a RecBole ``.inter``
-file, or a folder of RecBole atomic files.
+file, a folder of RecBole atomic files, or a LightGCN folder (``train.txt`` and its other parts).
 
 A dataset's folder is searched in this order: ``data_dir`` (the dataset's own folder, or a
 parent holding it under one of its folder names such as ``ml-100k/``), then
@@ -23,7 +23,7 @@ from typing import Any
 
 from recprivacy.data.exposure import ExposureLog
 from recprivacy.data.interactions import Interactions
-from recprivacy.data.loaders import amazon, mind, movielens, recbole, s3rec, tabular, zhihu
+from recprivacy.data.loaders import amazon, lightgcn, mind, movielens, recbole, s3rec, tabular, zhihu
 from recprivacy.data.loaders.download import MOVIELENS_URLS, cache_root, data_hint, download_movielens
 from recprivacy.errors import ConfigError, DataError
 
@@ -196,6 +196,8 @@ def _spec_or_path(name: str | Path) -> DatasetSpec | Path:
 
 
 def _load_path(path: Path, **options: Any) -> Interactions:
+    if path.is_dir() and lightgcn.is_lightgcn_folder(path):
+        return lightgcn.load_lightgcn(path)
     if path.is_dir() or path.suffix == ".inter":
         return recbole.load_recbole(path, **options)
     if not path.is_file():

@@ -33,7 +33,7 @@ def load_s3rec(path: str | Path, dataset: str | None = None, attributes: bool = 
     """S3-Rec sequences from ``NAME.txt``, or from the data folder and a short ``dataset`` name
     (``beauty``, ``sports``, ``toys``, ``yelp``, ``lastfm``)."""
     file = _sequence_file(Path(path), dataset)
-    frame = _read_sequences(file)
+    frame = read_user_lines(file)
     key = next((k for k, stem in S3REC_FILES.items() if stem == file.stem), file.stem.lower())
     attr_file = file.with_name(f"{file.stem}_item2attributes.json")
     features = _attributes(attr_file, frame["item_id"].unique()) if attributes and attr_file.is_file() else None
@@ -56,8 +56,12 @@ def _sequence_file(path: Path, dataset: str | None) -> Path:
     return require_file(path / f"{S3REC_FILES[dataset]}.txt", "S3-Rec sequence file")
 
 
-def _read_sequences(file: Path) -> pd.DataFrame:
-    """One row per (user, item, position), indexed by the 1-based line of the user."""
+def read_user_lines(file: Path, min_items: int = 1) -> pd.DataFrame:
+    """Lines ``user item1 item2 ...`` as one row per (user, item, position) with the item's
+    0-based position on its line as ``timestamp``, indexed by the 1-based line of the user.
+
+    A line needs at least ``min_items`` items (LightGCN files allow a bare user id: 0); a user
+    id may appear on one line only; blank lines are ignored."""
     lines = pd.Series(decode(read_bytes(file), file, "utf-8").split("\n"), dtype=str)
     lines.index = pd.RangeIndex(1, len(lines) + 1, name="line")
     tokens = lines.str.split()
@@ -65,10 +69,10 @@ def _read_sequences(file: Path) -> pd.DataFrame:
     tokens, lengths = tokens[lengths > 0], lengths[lengths > 0]
     if tokens.empty:
         raise DataError("no sequences (the file is empty)", file)
-    short = (lengths < 2).to_numpy()
+    short = (lengths < 1 + min_items).to_numpy()
     if short.any():
         line = int(lengths.index[np.argmax(short)])
-        raise DataError("expected a user id followed by at least one item id", file, line)
+        raise DataError(f"expected a user id followed by at least {min_items} item id(s)", file, line)
     flat = tokens.explode()
     position = flat.groupby(level=0).cumcount().to_numpy()
     users = flat[position == 0]
