@@ -50,6 +50,9 @@ def test_federated_study_renders_the_paper_tables_with_our_numbers():
         ({"clients_per_round": 500}, "clients_per_round"),
         ({"methods": ["apm"], "eps_min": 0}, "eps_min"),
         ({"methods": ["ldp"], "epsilon": -3}, "epsilon"),
+        ({"methods": ["fgerai"], "eps_x": 0}, "eps_x"),
+        ({"methods": ["fgerai_nl"], "eps_f": -1}, "eps_f"),
+        ({"methods": ["fdpmf"], "eps_dpmf": 0}, "F-DPMF epsilon"),
     ],
 )
 def test_bad_study_options_are_one_line_config_errors(options, match):
@@ -79,3 +82,17 @@ def test_attribute_audit_section_reports_a_risk_row():
     risks = results.tables["risk_summary"].rows
     assert any("attribute inference from top-10 lists (gender)" in r[0] for r in risks)
     assert "attribute-lists" in results.tables
+
+
+def test_objective_perturbation_baselines_run_in_the_study_with_their_statements():
+    results = run_study(_config(methods=["fgerai", "fgerai_nl", "fdpmf"], attackers=["dnn"], components=["all"], rounds=2))
+    for method in ("fgerai", "fgerai_nl", "fdpmf"):
+        assert 0.0 <= results.metrics[f"{method}/d=8/hit@20"] <= 1.0
+        assert 0.0 <= results.metrics[f"{method}/d=8/gender/zeta=0.3/dnn/all/weighted_f1_mean"] <= 1.0
+    # F-GERAI-NL feeds the true one-hot attributes: the zero-column rule still reads them exactly;
+    # F-GERAI's k-RR (eps_x = 1) makes the rule read the randomised attribute instead
+    assert results.metrics["fgerai_nl/d=8/gender/zeta=0.3/zero-column/user/accuracy_mean"] == 1.0
+    assert results.metrics["fgerai/d=8/gender/zeta=0.3/zero-column/user/accuracy_mean"] < 0.95
+    assert "fdpmf/d=8/gender/zeta=0.3/zero-column/user/accuracy_mean" not in results.metrics  # MF: no E_U
+    assert results.metrics["fdpmf/d=8/epsilon"] == 2 * 40.0
+    assert {r[0] for r in results.tables["privacy"].rows} == {"F-GERAI", "F-GERAI-NL", "F-DPMF"}

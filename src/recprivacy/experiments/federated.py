@@ -14,6 +14,17 @@ of Tables II-VI and the Figure 4-7 analyses with the paper's numbers beside ours
 * Figure 4 -- F1 per component of Pure FedRec's updates (``components``);
 * Figure 5 -- Hit@20 during training per method; Figure 7 -- the ``dims`` sweep.
 
+Methods are the upload defences of ``recprivacy.defenses.apm`` (``none`` = Pure FedRec,
+``apm``, ``fixrec_max``, ``fixrec_min``, ``ldp`` = FedNews / +LDP, ``gaussian`` = FedRec-GN)
+and the objective-perturbation baselines of ``recprivacy.defenses.federated_dp``
+(``fgerai``, ``fgerai_nl``, ``fdpmf`` and the noise-free ``fedmf``); F-DPMF and FedMF always
+train federated MF, whatever ``model`` says. Each method's privacy statement is listed in the
+``privacy`` table.
+
+``holdout``: ``latest`` holds out each user's latest interaction (digest G20); ``random`` one
+seeded-random interaction per user, for datasets without timestamps (Coat), where "latest"
+would mean the last row of the file.
+
 Beside the paper's attackers every table row carries the blind baselines (majority, uniform)
 and, for models with a feature user tower, the trivial zero-column rule on ``ΔE_U`` (digest
 §3.5, G22), labelled as going beyond the paper.
@@ -50,6 +61,7 @@ from recprivacy.data.interactions import Interactions
 from recprivacy.data.registry import load_dataset
 from recprivacy.data.split import temporal_split
 from recprivacy.defenses.apm import make_defence
+from recprivacy.defenses.federated_dp import BASELINES, make_baseline
 from recprivacy.experiments.audit import AuditContext, SectionWriter, register_audit_section
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
@@ -64,6 +76,7 @@ from recprivacy.report.figures import line_plot
 METHOD_LABELS = {
     "none": "Pure", "apm": "APM (ours)", "ldp": "FedNews / +LDP", "gaussian": "FedRec-GN",
     "fixrec_max": "FixRec-max", "fixrec_min": "FixRec-min",
+    "fgerai": "F-GERAI", "fgerai_nl": "F-GERAI-NL", "fdpmf": "F-DPMF", "fedmf": "FedMF (no noise)",
 }  # fmt: skip
 
 # Paper 004 numbers (digest §9). Keys: (dataset, method, attribute, zeta) -> AIA F1.
@@ -84,6 +97,18 @@ PAPER_F1 = {
     ("ml-1m", "ldp", "gender", 0.1): 0.597, ("ml-1m", "ldp", "gender", 0.2): 0.619,
     ("ml-100k", "apm", "gender", 0.1): 0.559, ("ml-100k", "apm", "gender", 0.2): 0.581, ("ml-100k", "apm", "gender", 0.3): 0.585,
     ("ml-1m", "apm", "gender", 0.1): 0.574, ("ml-1m", "apm", "gender", 0.2): 0.603,
+    ("ml-100k", "fdpmf", "age", 0.1): 0.584, ("ml-100k", "fdpmf", "age", 0.2): 0.599,
+    ("ml-1m", "fdpmf", "age", 0.1): 0.579, ("ml-1m", "fdpmf", "age", 0.2): 0.590,
+    ("ml-100k", "fgerai", "age", 0.1): 0.503, ("ml-100k", "fgerai", "age", 0.2): 0.507,
+    ("ml-1m", "fgerai", "age", 0.1): 0.501, ("ml-1m", "fgerai", "age", 0.2): 0.531,
+    ("ml-100k", "fgerai_nl", "age", 0.1): 0.509, ("ml-100k", "fgerai_nl", "age", 0.2): 0.559,
+    ("ml-1m", "fgerai_nl", "age", 0.1): 0.505, ("ml-1m", "fgerai_nl", "age", 0.2): 0.539,
+    ("ml-100k", "fdpmf", "gender", 0.1): 0.703, ("ml-100k", "fdpmf", "gender", 0.2): 0.694,
+    ("ml-1m", "fdpmf", "gender", 0.1): 0.709, ("ml-1m", "fdpmf", "gender", 0.2): 0.717,
+    ("ml-100k", "fgerai", "gender", 0.1): 0.639, ("ml-100k", "fgerai", "gender", 0.2): 0.648,
+    ("ml-1m", "fgerai", "gender", 0.1): 0.627, ("ml-1m", "fgerai", "gender", 0.2): 0.640,
+    ("ml-100k", "fgerai_nl", "gender", 0.1): 0.657, ("ml-100k", "fgerai_nl", "gender", 0.2): 0.658,
+    ("ml-1m", "fgerai_nl", "gender", 0.1): 0.634, ("ml-1m", "fgerai_nl", "gender", 0.2): 0.665,
 }  # fmt: skip
 # Table IV (zeta = 0.1): (dataset, method, attribute) -> {attacker: F1}.
 PAPER_BY_ATTACKER = {
@@ -103,6 +128,18 @@ PAPER_BY_ATTACKER = {
     ("ml-1m", "gaussian", "gender"): {"tree": 0.616, "svc": 0.520, "knn": 0.601, "dnn": 0.627},
     ("ml-1m", "ldp", "gender"): {"tree": 0.614, "svc": 0.513, "knn": 0.596, "dnn": 0.597},
     ("ml-1m", "apm", "gender"): {"tree": 0.550, "svc": 0.496, "knn": 0.550, "dnn": 0.574},
+    ("ml-100k", "fdpmf", "age"): {"tree": 0.417, "svc": 0.401, "knn": 0.512, "dnn": 0.584},
+    ("ml-100k", "fgerai", "age"): {"tree": 0.406, "svc": 0.422, "knn": 0.483, "dnn": 0.503},
+    ("ml-100k", "fgerai_nl", "age"): {"tree": 0.413, "svc": 0.474, "knn": 0.488, "dnn": 0.509},
+    ("ml-100k", "fdpmf", "gender"): {"tree": 0.580, "svc": 0.559, "knn": 0.656, "dnn": 0.703},
+    ("ml-100k", "fgerai", "gender"): {"tree": 0.571, "svc": 0.566, "knn": 0.613, "dnn": 0.639},
+    ("ml-100k", "fgerai_nl", "gender"): {"tree": 0.580, "svc": 0.587, "knn": 0.646, "dnn": 0.657},
+    ("ml-1m", "fdpmf", "age"): {"tree": 0.443, "svc": 0.390, "knn": 0.449, "dnn": 0.579},
+    ("ml-1m", "fgerai", "age"): {"tree": 0.415, "svc": 0.408, "knn": 0.425, "dnn": 0.501},
+    ("ml-1m", "fgerai_nl", "age"): {"tree": 0.419, "svc": 0.449, "knn": 0.430, "dnn": 0.505},
+    ("ml-1m", "fdpmf", "gender"): {"tree": 0.572, "svc": 0.520, "knn": 0.647, "dnn": 0.709},
+    ("ml-1m", "fgerai", "gender"): {"tree": 0.612, "svc": 0.559, "knn": 0.599, "dnn": 0.627},
+    ("ml-1m", "fgerai_nl", "gender"): {"tree": 0.618, "svc": 0.566, "knn": 0.631, "dnn": 0.634},
 }  # fmt: skip
 PAPER_HIT20 = {
     ("ml-100k", "fedrec", "apm"): 0.103, ("ml-100k", "fedrec", "fixrec_min"): 0.105, ("ml-100k", "fedrec", "fixrec_max"): 0.067,
@@ -141,15 +178,18 @@ class FederatedOptions(StudyOptions):
     batch_size: int = Field(32, ge=1)
     n_negatives: int = Field(4, ge=0)
     init_std: float = Field(0.1, gt=0)
-    methods: list[Literal["none", "apm", "fixrec_max", "fixrec_min", "ldp", "gaussian"]] = Field(
-        default_factory=lambda: ["none", "apm"], min_length=1
-    )
+    methods: list[Literal["none", "apm", "fixrec_max", "fixrec_min", "ldp", "gaussian", "fgerai", "fgerai_nl", "fdpmf",
+                          "fedmf"]] = Field(default_factory=lambda: ["none", "apm"], min_length=1)
     resistance: Literal["paper_sec5_7", "paper_eq11"] = "paper_sec5_7"
     delta: float = 0.5
     eps_min: float = 30.0
     eps_max: float = 60.0
     epsilon: float = 40.0
     sigma: float = 0.0354
+    eps_x: float = 1.0
+    eps_f: float = 1.0
+    eps_dpmf: float = 40.0
+    holdout: Literal["latest", "random"] = "latest"
     attributes: list[Literal["gender", "age", "occupation"]] = Field(default_factory=lambda: ["gender", "age"], min_length=1)
     zetas: list[float] = Field(default_factory=lambda: [0.1, 0.2], min_length=1)
     attackers: list[Literal["dnn", "tree", "svc", "knn", "random", "stratified", "majority"]] = Field(
@@ -171,10 +211,17 @@ def _prepare(config: Config, options: FederatedOptions, results: Results) -> tup
     for attribute in options.attributes:
         attribute_labels(data, attribute)
     for method in options.methods:
-        make_defence(method, options.delta, options.eps_min, options.eps_max, options.resistance, options.epsilon, options.sigma)
+        if method in BASELINES:
+            make_baseline(method, None, options.eps_x, options.eps_f, options.eps_dpmf)
+        else:
+            make_defence(method, options.delta, options.eps_min, options.eps_max, options.resistance, options.epsilon, options.sigma)
     if options.max_users is not None and options.max_users < data.n_users:
         data = data.subset_users(np.arange(options.max_users)).reindex()
-    train, test = temporal_split(data, leave_last=1)
+    if options.holdout == "random":
+        shuffled = data.select(np.random.default_rng(0).permutation(len(data)), "shuffle_rows", seed=0)
+        train, test = temporal_split(shuffled.with_changes(timestamps=None), leave_last=1)
+    else:
+        train, test = temporal_split(data, leave_last=1)
     results.dataset = data.fingerprint()
     return data, train, test
 
@@ -190,12 +237,15 @@ def run_federated(config: Config, options: FederatedOptions) -> Results:
     curves: dict[str, tuple[list, list]] = {}
     rows: dict[tuple, dict] = {}
     hits: dict[tuple, dict] = {}
+    statements: dict[str, object] = {}
     for dim in options.dims:
         for method in options.methods:
-            model = make_federated_model(options.model, train.n_items, feats.dim, dim)
-            defence = make_defence(method, options.delta, options.eps_min, options.eps_max, options.resistance,
-                                   options.epsilon, options.sigma)
-            sim = FederatedSimulator(model, train, feats.x, local, options.clients_per_round, config.seed, defence, options.init_std)
+            baseline = make_baseline(method, feats.blocks, options.eps_x, options.eps_f, options.eps_dpmf) if method in BASELINES else None
+            model = make_federated_model((baseline and baseline.model) or options.model, train.n_items, feats.dim, dim)
+            defence = None if baseline else make_defence(method, options.delta, options.eps_min, options.eps_max,
+                                                         options.resistance, options.epsilon, options.sigma)
+            sim = FederatedSimulator(model, train, feats.x, local, options.clients_per_round, config.seed, defence, options.init_std,
+                                     objective=baseline and baseline.objective, feature_privacy=baseline and baseline.features)
             history = sim.fit(options.rounds, lambda rec: evaluate(rec, test, ks=ks), options.eval_every,
                               desc=f"{options.model} d={dim} {method}")
             final = history.evaluations[-1][1]
@@ -205,13 +255,24 @@ def run_federated(config: Config, options: FederatedOptions) -> Results:
             results.timings[f"round_seconds_median/{method}/d={dim}"] = float(np.median(history.round_seconds))
             with results.timed(f"attack/{method}/d={dim}"):
                 rows.update(_attack_round(sim, labels, feats.blocks, options, dim, method))
+            statement = None
             if defence is not None:
                 counts = defaultdict(int)
                 for spec in model.shared_specs():
                     counts[spec.component] += spec.size
                 statement = defence.privacy_statement(dict(counts), rounds=options.rounds)
                 results.metrics[f"{method}/d={dim}/epsilon_basic_composition"] = statement.epsilon
+            elif baseline is not None:
+                statement = baseline.privacy_statement(options.rounds, options.local_epochs, feats.dim)
+                results.metrics[f"{method}/d={dim}/epsilon"] = statement.epsilon
+            if statement is not None and dim == options.dims[0]:
+                statements[method] = statement
     _render(results, data.name, options, ks, hits, rows, curves)
+    if statements:
+        privacy_rows = [[METHOD_LABELS[m], s.epsilon, s.unit, s.scope, s.accountant, " | ".join(s.notes)] for m, s in statements.items()]
+        table = results.add_table("privacy", ["method", "epsilon (local)", "protects", "scope", "accountant", "notes"], privacy_rows,
+                                  "What each method claims (its privacy_statement), composed honestly")
+        results.add_section("Privacy statements (paper 004 methods)", "", [table])
     results.seeds.update({"split": 0, "attack_splits": options.attack_seeds})
     return results
 

@@ -37,9 +37,12 @@ from recprivacy.errors import RecPrivacyError
 from recprivacy.federated.models import FederatedModel
 from recprivacy.federated.protocol import (
     ClientBatch,
+    FeaturePrivacy,
+    LocalObjective,
     LocalTraining,
     UploadDefence,
     aggregate,
+    client_features,
     local_update,
     perturb_uploads,
     sample_clients,
@@ -65,11 +68,16 @@ def _to_tensors(model: FederatedModel, arrays: list[np.ndarray]) -> dict[str, to
 def make_client(
     model: FederatedModel, user: int, x: np.ndarray, train_csr: sp.csr_matrix, local: LocalTraining, seed: int,
     defence: UploadDefence | None = None, private: dict[str, torch.Tensor] | None = None,
+    objective: LocalObjective | None = None, feature_privacy: FeaturePrivacy | None = None,
 ) -> Any:
     """The Flower client of device ``user`` (a ``NumPyClient``; see module docstring).
-    ``private``: its initial private parameters (without batch dimension)."""
+    ``private``: its initial private parameters (without batch dimension); ``objective`` and
+    ``feature_privacy``: the on-device randomisation of the objective-perturbation baselines
+    (the device randomises its own ``x_u`` once, here)."""
     flwr = _flwr()
-    batch = ClientBatch.select(np.array([user]), x, train_csr)
+    users = np.array([user])
+    own = ClientBatch.select(users, x, train_csr)
+    batch = ClientBatch(own.users, client_features(own.x, users, seed, feature_privacy) if model.uses_features else own.x, own.csr)
 
     class RecClient(flwr.client.NumPyClient):
         def __init__(self) -> None:
@@ -80,7 +88,7 @@ def make_client(
 
         def fit(self, parameters: list[np.ndarray], config: dict) -> tuple[list[np.ndarray], int, dict]:
             round_ = int(config["round"])
-            trained = local_update(model, _to_tensors(model, parameters), batch, local, seed, round_, self.private)
+            trained = local_update(model, _to_tensors(model, parameters), batch, local, seed, round_, self.private, objective)
             self.private = {k: trained[k] for k in self.private}
             upload = perturb_uploads(trained, model, defence, batch.users, seed, round_)
             return [upload[n][0].numpy() for n in _names(model)], int(batch.csr.nnz), {"user": int(user)}
@@ -143,13 +151,15 @@ def make_strategy(
 
 
 def client_app(model: FederatedModel, x: np.ndarray, train_csr: sp.csr_matrix, local: LocalTraining, seed: int,
-               defence: UploadDefence | None = None) -> Any:
+               defence: UploadDefence | None = None, objective: LocalObjective | None = None,
+               feature_privacy: FeaturePrivacy | None = None) -> Any:
     """A ``flwr.clientapp.ClientApp`` whose node config ``partition-id`` is the user id."""
     flwr = _flwr()
 
     def client_fn(context: Any) -> Any:
         user = int(context.node_config["partition-id"])
-        return make_client(model, user, x, train_csr, local, seed, defence).to_client()
+        return make_client(model, user, x, train_csr, local, seed, defence, objective=objective,
+                           feature_privacy=feature_privacy).to_client()
 
     return flwr.clientapp.ClientApp(client_fn=client_fn)
 
@@ -187,6 +197,8 @@ def run_loopback(
     n_clients: int, local: LocalTraining, seed: int, defence: UploadDefence | None = None,
     on_round: Callable[[int, np.ndarray, dict[str, torch.Tensor]], None] | None = None,
     private: dict[str, torch.Tensor] | None = None,
+    objective: LocalObjective | None = None,
+    feature_privacy: FeaturePrivacy | None = None,
 ) -> dict[str, torch.Tensor]:
     """Train ``rounds`` rounds through Flower on 127.0.0.1 (module docstring); returns Θ.
     Must run in the main thread (Flower's server installs signal handlers)."""
@@ -197,7 +209,8 @@ def run_loopback(
     address = f"127.0.0.1:{_free_port()}"
     strategy = make_strategy(model, initial, n_users, n_clients, seed, on_round)
     clients = [
-        make_client(model, u, x, train_csr, local, seed, defence, {k: v[u] for k, v in (private or {}).items()})
+        make_client(model, u, x, train_csr, local, seed, defence, {k: v[u] for k, v in (private or {}).items()},
+                    objective, feature_privacy)
         for u in range(n_users)
     ]
     threads = [

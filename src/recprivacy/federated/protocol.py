@@ -23,6 +23,20 @@ Randomness is per client: client ``u`` of round ``t`` draws its negatives, shuff
 from ``numpy.random.default_rng([seed, t, u, stream])``, so its upload does not depend on
 which other clients were sampled or on the engine that ran it (the Flower engine trains one
 client per call and reproduces the in-process simulator).
+
+Two hooks carry the on-device privacy of the objective-perturbation baselines
+(``recprivacy.defenses.federated_dp``: F-GERAI, F-GERAI-NL, F-DPMF), so they run in both
+engines through this same code:
+
+* ``FeaturePrivacy`` -- randomises the device's ``x_u`` once, before any training
+  (``client_features``; stream ``features`` of round 0, so it is the same in every round);
+* ``LocalObjective`` -- replaces the local loss and draws the objective's noise from the
+  client's ``objective`` stream (``draw``): per-sample noise of the loss (``slots``, same shape
+  as the schedule) and/or a linear term ``Σ_v η_vᵀ q_v`` on the item table (``items``). The
+  gradient of the linear term is the constant ``w_s η_v`` at step ``s`` (``w_s``: the step's
+  share of the epoch's samples, so one epoch adds ``η`` once); it is carried like the
+  neighbourhood shift, as a per-client scalar ``c`` with every row read as ``T_v - c η_v``, so
+  the item table stays sparse during training.
 """
 
 from __future__ import annotations
@@ -42,7 +56,7 @@ from recprivacy.errors import ConfigError
 from recprivacy.federated.models import ITEM, FederatedModel
 from recprivacy.models.training import NegativeSampler
 
-STREAMS = {"train": 0, "noise": 1, "objective": 2}
+STREAMS = {"train": 0, "noise": 1, "objective": 2, "features": 3}
 
 
 @dataclass(frozen=True)
@@ -75,6 +89,52 @@ class UploadDefence(Protocol):
     ) -> dict[str, Tensor]:
         """Randomised copies of ``uploads`` (``[B, ...]`` per parameter, client ``i`` drawing
         from ``rngs[i]``); the input is not modified."""
+
+
+@dataclass(frozen=True)
+class ObjectiveNoise:
+    """One client's draw of its objective's noise: ``slots`` ``[steps, batch_size]`` (one value
+    per scheduled sample, 0 on padding) and/or ``items`` ``[n_items, d]`` (the ``η_v``)."""
+
+    slots: np.ndarray | None = None
+    items: np.ndarray | None = None
+
+
+class LocalObjective(Protocol):
+    """A perturbed local objective (``recprivacy.defenses.federated_dp``)."""
+
+    name: str
+    fixed_across_rounds: bool
+
+    def draw(self, schedule: Schedule, n_items: int, dim: int, rng: np.random.Generator) -> ObjectiveNoise:
+        """The client's noise for one round's schedule."""
+
+    def loss(self, logits: Tensor, labels: Tensor, valid: Tensor, slots: Tensor | None) -> Tensor:
+        """Summed loss of one step ``[A, b]`` (``slots``: this step's per-sample noise)."""
+
+
+class FeaturePrivacy(Protocol):
+    """A randomiser of the devices' feature vectors (``recprivacy.defenses.federated_dp``)."""
+
+    name: str
+
+    def perturb(self, x: np.ndarray, users: np.ndarray, seed: int) -> np.ndarray:
+        """Randomised copies of the rows ``x`` of ``users`` (user ``u`` draws from its own
+        ``features`` stream)."""
+
+
+def bce_loss(logits: Tensor, labels: Tensor, valid: Tensor, slots: Tensor | None = None) -> Tensor:
+    """Eq. 8: sum-reduced binary cross-entropy over the valid samples of a step."""
+    return (F.binary_cross_entropy_with_logits(logits, labels, reduction="none") * valid).sum()
+
+
+def client_features(x: np.ndarray, users: np.ndarray, seed: int, privacy: FeaturePrivacy | None) -> np.ndarray:
+    """The feature rows ``x`` of ``users`` as their devices hold them: unchanged, or randomised
+    once by ``privacy`` (the same result in every round and engine)."""
+    x = np.asarray(x, dtype=np.float32)
+    if privacy is None:
+        return x
+    return np.asarray(privacy.perturb(x, np.asarray(users, dtype=np.int64), int(seed)), dtype=np.float32)
 
 
 def client_rng(seed: int, round_: int, user: int, stream: str) -> np.random.Generator:
@@ -165,11 +225,19 @@ def _stack_schedules(schedules: list[Schedule], bs: int) -> tuple[Tensor, Tensor
     return torch.from_numpy(items), torch.from_numpy(labels), torch.from_numpy(valid), active
 
 
+def _stack_slots(slots: list[np.ndarray], shape: tuple[int, int, int]) -> Tensor:
+    """Per-sample objective noise padded like ``_stack_schedules``: ``[B, S_max, bs]``."""
+    out = np.zeros(shape, np.float64)
+    for i, a in enumerate(slots):
+        out[i, : len(a)] = a
+    return torch.from_numpy(out)
+
+
 class _LocalState:
     """Per-client parameters during local training (see the module docstring)."""
 
     def __init__(self, model: FederatedModel, global_params: dict[str, Tensor], batch: ClientBatch,
-                 private: dict[str, Tensor]) -> None:
+                 private: dict[str, Tensor], item_noise: Tensor | None = None) -> None:
         table = global_params[ITEM]
         n = len(batch)
         dtype = table.dtype
@@ -181,6 +249,8 @@ class _LocalState:
         self.inv_n = 1.0 / self.member.sum(dim=1).clamp(min=1.0)
         self.shift = torch.zeros((n, table.shape[1]), dtype=dtype)
         self.mean = (self.member @ table) * self.inv_n[:, None] if model.uses_neighbours else None
+        self.item_noise = item_noise
+        self.noise_shift = torch.zeros(n, dtype=dtype) if item_noise is not None else None
 
     def rows(self, a: int, items: Tensor) -> tuple[Tensor, Tensor]:
         """Current embeddings ``[a, b, d]`` of the scored items of the first ``a`` clients and
@@ -188,7 +258,11 @@ class _LocalState:
         flat = torch.arange(a)[:, None] * self.tables.shape[1] + items
         inside = self.member.view(-1)[flat]
         z = self.tables.view(-1, self.tables.shape[2]).index_select(0, flat.view(-1)).view(*items.shape, -1)
-        return z + inside[..., None] * self.shift[:a, None, :], inside
+        z = z + inside[..., None] * self.shift[:a, None, :]
+        if self.item_noise is not None:
+            eta = self.item_noise.view(-1, self.tables.shape[2]).index_select(0, flat.view(-1)).view(*items.shape, -1)
+            z = z - self.noise_shift[:a, None, None] * eta
+        return z, inside
 
     def apply(self, a: int, items: Tensor, inside: Tensor, grads: dict[str, Tensor], g_rows: Tensor,
               g_mean: Tensor | None, lr: float) -> None:
@@ -204,9 +278,16 @@ class _LocalState:
             self.shift[:a].add_(g_mean * self.inv_n[:a, None], alpha=-lr)
             self.mean[:a] += move
 
+    def add_noise_step(self, a: int, weight: Tensor, lr: float) -> None:
+        """The linear objective term's SGD step ``-lr w_s η`` of the first ``a`` clients."""
+        if self.noise_shift is not None:
+            self.noise_shift[:a] += lr * weight
+
     def final(self, model: FederatedModel) -> dict[str, Tensor]:
         if model.uses_neighbours:
             self.tables += self.member[..., None] * self.shift[:, None, :]
+        if self.item_noise is not None:
+            self.tables -= self.noise_shift[:, None, None] * self.item_noise
         return {ITEM: self.tables, **self.params}
 
 
@@ -218,6 +299,7 @@ def local_update(
     seed: int,
     round_: int,
     private: dict[str, Tensor] | None = None,
+    objective: LocalObjective | None = None,
 ) -> dict[str, Tensor]:
     """Every client of ``batch`` trains its copy of the global model (Algorithm 1, lines 3-7).
 
@@ -227,6 +309,8 @@ def local_update(
         Θ, the shared parameters without batch dimension (their dtype is the training dtype).
     private:
         Initial private parameters ``[B, ...]`` (federated MF's ``P_u``), if the model has any.
+    objective:
+        A perturbed local objective (module docstring); None trains on Eq. 8's BCE.
 
     Returns
     -------
@@ -240,11 +324,26 @@ def local_update(
     order = np.argsort([-len(s.items) for s in schedules], kind="stable")
     identity = bool(np.all(order == np.arange(len(order))))
     sorted_batch = batch if identity else ClientBatch(batch.users[order], batch.x[order], batch.csr[order])
-    state = _LocalState(model, global_params, sorted_batch, {k: v[order] for k, v in (private or {}).items()})
-    items, labels, valid, active = _stack_schedules([schedules[i] for i in order], cfg.batch_size)
     dtype = global_params[ITEM].dtype
+    noises = _objective_noise(objective, model, schedules, batch.users, seed, round_)
+    item_noise = None
+    if noises is not None and noises[0].items is not None:
+        if model.uses_neighbours:
+            raise ConfigError(f"{objective.name}: a linear item-table term is implemented for models without neighbourhood "
+                              f"aggregation only, not {model.name}")
+        item_noise = torch.as_tensor(np.stack([noises[i].items for i in order]), dtype=dtype)
+    state = _LocalState(model, global_params, sorted_batch, {k: v[order] for k, v in (private or {}).items()}, item_noise)
+    items, labels, valid, active = _stack_schedules([schedules[i] for i in order], cfg.batch_size)
+    slots = None
+    if noises is not None and noises[0].slots is not None:
+        slots = _stack_slots([noises[i].slots for i in order], tuple(items.shape)).to(dtype)
+    step_weight = None
+    if item_noise is not None:
+        per_epoch = valid.sum(dim=(1, 2)).to(dtype) / cfg.local_epochs
+        step_weight = valid.sum(dim=2).to(dtype) / per_epoch.clamp(min=1.0)[:, None]
     x = torch.as_tensor(sorted_batch.x, dtype=dtype)
     labels, valid = labels.to(dtype), valid.to(dtype)
+    loss_fn = bce_loss if objective is None else objective.loss
     for s, a in enumerate(active):
         a = int(a)
         it = items[:a, s]
@@ -253,17 +352,30 @@ def local_update(
         leaves = {k: v[:a].detach().requires_grad_(True) for k, v in state.params.items()}
         mean = state.mean[:a].detach().requires_grad_(True) if state.mean is not None else None
         logits = model.logits(leaves, x[:a], mean, z)
-        loss = (F.binary_cross_entropy_with_logits(logits, labels[:a, s], reduction="none") * valid[:a, s]).sum()
+        loss = loss_fn(logits, labels[:a, s], valid[:a, s], None if slots is None else slots[:a, s])
         inputs = [*leaves.values(), z] + ([mean] if mean is not None else [])
         grads = torch.autograd.grad(loss, inputs)
         with torch.no_grad():
             named = dict(zip(leaves, grads[: len(leaves)]))
             state.apply(a, it, inside, named, grads[len(leaves)], grads[-1] if mean is not None else None, cfg.lr)
+            if step_weight is not None:
+                state.add_noise_step(a, step_weight[:a, s], cfg.lr)
     final = state.final(model)
     if identity:
         return final
     inverse = torch.as_tensor(np.argsort(order))
     return {k: v[inverse] for k, v in final.items()}
+
+
+def _objective_noise(objective: LocalObjective | None, model: FederatedModel, schedules: list[Schedule],
+                     users: np.ndarray, seed: int, round_: int) -> list[ObjectiveNoise] | None:
+    """Each client's objective noise from its ``objective`` stream (of round 0 when the
+    objective is drawn once for the whole training), in batch order."""
+    if objective is None:
+        return None
+    t = 0 if objective.fixed_across_rounds else round_
+    return [objective.draw(sched, model.n_items, model.dim, client_rng(seed, t, u, "objective"))
+            for sched, u in zip(schedules, users)]
 
 
 def perturb_uploads(

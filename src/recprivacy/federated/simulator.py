@@ -25,10 +25,13 @@ from recprivacy.errors import ConfigError
 from recprivacy.federated.models import ITEM, FederatedModel
 from recprivacy.federated.protocol import (
     ClientBatch,
+    FeaturePrivacy,
+    LocalObjective,
     LocalTraining,
     UploadDefence,
     aggregate,
     by_workload,
+    client_features,
     local_update,
     perturb_uploads,
     pseudo_gradient,
@@ -80,6 +83,11 @@ class FederatedSimulator:
         What clients apply to their parameters before upload (None: Pure FedRec).
     init_std:
         Standard deviation of the N(0, std^2) initialisation (digest G9: 1.0 in the paper).
+    objective:
+        A perturbed local objective (F-GERAI's functional mechanism, F-DPMF's item term).
+    feature_privacy:
+        Randomises every device's ``x_u`` once, before training (F-GERAI); the randomised
+        features are also what each user scores with at evaluation (``recommender``).
     """
 
     def __init__(
@@ -94,6 +102,8 @@ class FederatedSimulator:
         init_std: float = 1.0,
         chunk_size: int = 512,
         threads: int | None = None,
+        objective: LocalObjective | None = None,
+        feature_privacy: FeaturePrivacy | None = None,
     ) -> None:
         if train.n_items != model.n_items:
             raise ConfigError(f"model has {model.n_items} items but the training data have {train.n_items}")
@@ -101,11 +111,13 @@ class FederatedSimulator:
             raise ConfigError(f"features: expected shape {(train.n_users, model.n_features)}, got {features.shape}")
         self.model = model
         self.train_csr = train.to_csr()
-        self.features = np.asarray(features, dtype=np.float32)
+        self.features = client_features(features, np.arange(len(features)), seed, feature_privacy) \
+            if model.uses_features else np.asarray(features, dtype=np.float32)
         self.local = local
         self.n_clients = resolve_clients(clients_per_round, train.n_users)
         self.seed = seed
         self.defence = defence
+        self.objective = objective
         self.chunk_size = chunk_size
         self.threads = threads
         gen = torch.Generator().manual_seed(int(seed))
@@ -124,7 +136,7 @@ class FederatedSimulator:
             for lo in range(0, len(users), self.chunk_size):
                 batch = ClientBatch.select(users[lo : lo + self.chunk_size], self.features, self.train_csr)
                 private = {k: v[batch.users] for k, v in self.private.items()}
-                trained = local_update(self.model, self.params, batch, self.local, self.seed, t, private)
+                trained = local_update(self.model, self.params, batch, self.local, self.seed, t, private, self.objective)
                 for name in self.private:
                     self.private[name][batch.users] = trained[name]
                 chunks.append(perturb_uploads(trained, self.model, self.defence, batch.users, self.seed, t))
