@@ -1,6 +1,6 @@
 """Datasets by name: where their files are found and which loader reads them.
 
-Names: ``ml-100k``, ``ml-1m``, ``amazon-<category>`` (e.g. ``amazon-musical-instruments``),
+Names: ``ml-100k``, ``ml-1m``, ``coat``, ``amazon-<category>`` (e.g. ``amazon-musical-instruments``),
 ``s3rec-<beauty|sports|toys|yelp|lastfm>``, ``mind`` and ``zhihu`` (exposure logs, ``load_exposure``),
 ``synthetic`` (``recprivacy.data.synthetic.make_synthetic(**options)``). A name may also be a
 path: a ``.csv`` / ``.tsv`` / ``.parquet`` file (options ``user_col`` / ``item_col``, default
@@ -23,7 +23,7 @@ from typing import Any
 
 from recprivacy.data.exposure import ExposureLog
 from recprivacy.data.interactions import Interactions
-from recprivacy.data.loaders import amazon, lightgcn, mind, movielens, recbole, s3rec, tabular, zhihu
+from recprivacy.data.loaders import amazon, coat, lightgcn, mind, movielens, recbole, s3rec, tabular, zhihu
 from recprivacy.data.loaders.download import MOVIELENS_URLS, cache_root, data_hint, download_movielens
 from recprivacy.errors import ConfigError, DataError
 
@@ -72,6 +72,12 @@ SPECS: dict[str, DatasetSpec] = {
             "ml-1m", "MovieLens 1M: 1,000,209 ratings, 6,040 users (or the partial head of ratings.dat)",
             "ratings.dat, users.dat, movies.dat (GroupLens)", _ML_FEATURES, ("ml-1m",),
             _has_any("ratings.dat", movielens.ML1M_PARTIAL_RATINGS), movielens.load_ml1m,
+        ),
+        DatasetSpec(
+            "coat", "Coat shopping: 290 users x 300 coats, 24 self-selected ratings per user (and 16 random ones)",
+            "train.ascii, test.ascii, user_item_features/ (Schnabel et al. 2016)",
+            "user gender, age (band lower bound), age_band, location, fashion_interest", ("coat",),
+            _has_any("train.ascii"), coat.load_coat,
         ),
         DatasetSpec(
             "mind", "MIND news impressions: shown slates, clicks and click histories", "behaviors.tsv (MIND)",

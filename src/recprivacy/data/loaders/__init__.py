@@ -6,6 +6,7 @@ the file and format. Load by name through ``recprivacy.data.registry``.
 """
 
 from recprivacy.data.loaders.amazon import load_amazon
+from recprivacy.data.loaders.coat import load_coat
 from recprivacy.data.loaders.download import cache_root, download_movielens
 from recprivacy.data.loaders.mind import load_mind
 from recprivacy.data.loaders.movielens import load_ml1m, load_ml1m_users, load_ml100k, load_ml100k_users
@@ -17,6 +18,7 @@ __all__ = [
     "cache_root",
     "download_movielens",
     "load_amazon",
+    "load_coat",
     "load_mind",
     "load_ml100k",
     "load_ml100k_users",
