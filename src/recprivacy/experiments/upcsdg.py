@@ -299,6 +299,8 @@ def run_seed(config: Config, options: UPCSDGOptions, seed: int, results: Results
     data = prepare_data(seeded, results)
     feature_model = fit_model(seeded, data, results)
     run = SeedRun(seeded, options, data, FrozenEmbeddings.from_model(feature_model), feature_model, seed)
+    if "membership" in options.parts:  # first: a dataset too small for its partition fails before the long parts
+        run.membership()
     for name in ["random", *options.models]:
         run.utility(name)
     if "table2" in options.parts:
@@ -313,8 +315,6 @@ def run_seed(config: Config, options: UPCSDGOptions, seed: int, results: Results
         for k in options.ablation_k:
             for variant in VARIANTS:
                 run.utility("bpr", variant, k, options.ablation_gamma)
-    if "membership" in options.parts:
-        run.membership()
     return run.rows
 
 
