@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 import torch.nn.functional as F
@@ -90,6 +91,40 @@ def test_clipped_sum_is_bounded_by_batch_size_times_clip_norm() -> None:
     summed, _ = model._clipped_sum(samples, np.arange(30))
     total = math.sqrt(sum(float(g.pow(2).sum()) for g in summed.values()))
     assert total <= 30 * 0.01 + 1e-6
+
+
+def features_data() -> Interactions:
+    data = sequences_data()
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"gender": rng.choice(["F", "M"], size=data.n_users), "age": rng.choice([1, 18, 25], size=data.n_users)})
+    return data.with_changes(user_features=frame)
+
+
+@pytest.mark.parametrize("params", [{}, {"n_steps": 2}, {"user_mode": "none"}, {"max_grad_norm": 0.05},
+                                    {"user_mode": "features", "user_categorical": ["gender", "age"], "eps1": math.inf}])
+def test_bookkeeping_clipping_equals_the_per_sample_gradient_reference(params: dict) -> None:
+    data = features_data() if params.get("user_mode") == "features" else sequences_data()
+    model = DPSGDSRGNN(**{**SMALL, "n_epochs": 1, **params}).fit(data)
+    samples = SequenceSamples.prefixes(data.sequences())
+    idx = np.arange(0, 60, 2)  # several chunks, several input lengths
+    model.per_sample = "vmap"
+    reference, reference_loss = model._clipped_sum(samples, idx)
+    model.per_sample = "bookkeeping"
+    fast, loss = model._clipped_sum(samples, idx)
+    assert loss == pytest.approx(reference_loss, rel=1e-6)
+    assert fast.keys() == reference.keys()
+    for name in reference:
+        torch.testing.assert_close(fast[name], reference[name], rtol=1e-5, atol=1e-6, msg=name)
+
+
+def test_dpsgd_training_is_the_same_with_either_per_sample_method() -> None:
+    data = sequences_data()
+    reference = DPSGDSRGNN(seed=3, **SMALL)
+    reference.per_sample = "vmap"
+    reference.fit(data)
+    fast = DPSGDSRGNN(seed=3, **SMALL).fit(data)
+    assert fast.history_.losses == pytest.approx(reference.history_.losses, rel=1e-5)
+    torch.testing.assert_close(fast.score(np.arange(6)), reference.score(np.arange(6)), rtol=1e-4, atol=1e-5)
 
 
 def test_dpsgd_noise_is_calibrated_to_the_target_and_the_statement_uses_steps_taken() -> None:

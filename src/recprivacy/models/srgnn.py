@@ -305,8 +305,8 @@ class SRGNNNet(nn.Module):
             states = self.gru(torch.cat([self.edge_in(m_in), self.edge_out(m_out)], -1), hidden)
         return states
 
-    def forward(self, graphs: SessionGraphs, users: torch.Tensor) -> torch.Tensor:
-        """Scores ``[B, n_items]`` of every item as the next one."""
+    def session(self, graphs: SessionGraphs, users: torch.Tensor) -> torch.Tensor:
+        """Session vectors ``z = W_3 [z_g ; z_l ; e_u]``, ``[B, hidden]``."""
         user_vec = self.user(users) if self.user is not None else None
         states = self.node_states(graphs, user_vec)
         seq = torch.gather(states, 1, graphs.alias[..., None].expand(-1, -1, self.hidden))
@@ -314,7 +314,16 @@ class SRGNNNet(nn.Module):
         alpha = self.linear_three(torch.sigmoid(self.linear_one(local)[:, None] + self.linear_two(seq)))
         glob = (alpha * seq * graphs.position_mask[..., None]).sum(1)
         parts = [glob, local] + ([user_vec] if user_vec is not None else [])
-        return self.transform(torch.cat(parts, -1)) @ self.item_emb.weight[: self.n_items].T
+        return self.transform(torch.cat(parts, -1))
+
+    def candidates(self) -> torch.Tensor:
+        """Item vectors the session vector is scored against: the initial embeddings of
+        every item (digest 002, decision 8), ``[n_items, hidden]``."""
+        return self.item_emb.weight[: self.n_items]
+
+    def forward(self, graphs: SessionGraphs, users: torch.Tensor) -> torch.Tensor:
+        """Scores ``[B, n_items]`` of every item as the next one."""
+        return self.session(graphs, users) @ self.candidates().T
 
 
 # --------------------------------------------------------------------------- recommender
