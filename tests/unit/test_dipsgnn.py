@@ -58,6 +58,11 @@ def test_noise_has_std_sigma_fresh_for_each_direction_and_none_at_sigma_zero() -
     assert torch.equal(quiet.aggregate(h, a, a)[1], quiet.aggregate(h, a, a)[1])
 
 
+def test_only_noisy_scoring_keeps_its_batches_in_sample_order() -> None:
+    assert layer(std=0.5).scores_are_random() and not layer(std=0.5, at_inference=False).scores_are_random()
+    assert not layer(std=0.0).scores_are_random()
+
+
 def test_noise_at_inference_flag_controls_the_scoring_passes() -> None:
     h, a = torch.randn(2, 4, 9), torch.rand(2, 4, 4)
     off = layer(std=0.5, at_inference=False).eval()

@@ -45,6 +45,7 @@ def test_edgerand_sigma_and_noise_only_on_the_real_node_block() -> None:
     assert (noise[0, 3:, :] == 0).all() and (noise[0, :, 3:] == 0).all()  # 3 real nodes in row 0
     assert (noise[0, :3, :3] != 0).all() and (noise[1] != 0).all()
     assert torch.equal(a_in, a_out.transpose(1, 2))  # A_in is post-processing of the noisy A_out
+    assert net.scores_are_random() and not NoisyAdjacencyNet(10, 6, 1, None, 1.0, False, torch.Generator()).scores_are_random()
 
 
 def test_edgerand_without_noise_is_the_non_private_count_model() -> None:

@@ -189,6 +189,18 @@ def test_same_seed_same_scores_and_recommend_masks_seen_items() -> None:
     assert all(seen[u, recs[u]].sum() == 0 for u in range(5))
 
 
+def test_validation_metrics_grouped_by_length_equal_those_in_sample_order() -> None:
+    rng = np.random.default_rng(4)
+    data = Interactions(np.repeat(np.arange(10), 12), rng.integers(0, 9, size=120), 10, 9, timestamps=np.tile(np.arange(12), 10))
+    model = SRGNN(hidden=8, n_epochs=1, user_mode="id", user_dim=4, max_len=5, seed=1).fit(data)
+    samples = SequenceSamples.prefixes(data.sequences())
+    assert not model.net_.scores_are_random()
+    in_order = torch.cat([torch.topk(s, 5, dim=1).indices for s in model.score_samples(samples, batch_size=7)]).numpy()
+    expected = ranking_metrics(in_order, samples.truth(9), (1, 5))
+    assert model.sample_metrics(samples, ks=(1, 5)) == pytest.approx(expected, rel=1e-12)
+    assert list(samples.by_length(5).input_lengths(5)) == sorted(samples.input_lengths(5))
+
+
 def test_registry_builds_srgnn_and_bad_parameters_are_one_line_errors() -> None:
     assert isinstance(make_model("srgnn", hidden=8), SRGNN)
     for bad in ({"hidden": 0}, {"user_mode": "age"}, {"adjacency": "norm"}, {"valid_fraction": 1.0}, {"eps1": 0.0}):

@@ -72,6 +72,9 @@ class NoisyAggregationNet(SRGNNNet):
         self.noise_at_inference = noise_at_inference
         self.generator = generator
 
+    def scores_are_random(self) -> bool:
+        return self.noise_std > 0 and self.noise_at_inference
+
     def noisy(self, aggregated: torch.Tensor) -> torch.Tensor:
         """``aggregated + N(0, noise_std²)`` entrywise when noise applies, else unchanged."""
         if self.noise_std == 0 or not (self.training or self.noise_at_inference):

@@ -123,7 +123,7 @@ class DPSGDSRGNN(SRGNN):
 
     def _chunks(self, samples: SequenceSamples, idx: np.ndarray, size: int) -> Iterator[np.ndarray]:
         """``idx`` sorted by input length and cut into chunks of ``size`` (less padding)."""
-        ordered = idx[np.argsort(np.minimum(samples.ends[idx] - samples.starts[idx], self.max_len), kind="stable")]
+        ordered = idx[np.argsort(samples.subset(idx).input_lengths(self.max_len), kind="stable")]
         return (ordered[lo : lo + size] for lo in range(0, len(ordered), size))
 
     def _clipped_sum(self, samples: SequenceSamples, idx: np.ndarray) -> tuple[dict[str, torch.Tensor], float]:

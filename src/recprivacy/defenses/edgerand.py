@@ -37,6 +37,9 @@ class NoisyAdjacencyNet(SRGNNNet):
         self.noise_at_inference = noise_at_inference
         self.generator = generator
 
+    def scores_are_random(self) -> bool:
+        return self.sigma > 0 and self.noise_at_inference
+
     def adjacencies(self, graphs: SessionGraphs) -> tuple[torch.Tensor, torch.Tensor]:
         a_out = graphs.adjacency
         if self.sigma > 0 and (self.training or self.noise_at_inference):
