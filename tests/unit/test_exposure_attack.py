@@ -9,9 +9,17 @@ import math
 import numpy as np
 import pytest
 import torch
+from torch import nn
 
 from recprivacy.attacks.exposure.metrics import average_metrics, best_ranks, distinct_truth, per_pair_metrics
-from recprivacy.attacks.exposure.networks import ExposureAttackNet, pool, smoothed_targets, teacher_forcing
+from recprivacy.attacks.exposure.networks import (
+    CE_CHUNK,
+    ExposureAttackNet,
+    TiedSoftmaxCrossEntropy,
+    pool,
+    smoothed_targets,
+    teacher_forcing,
+)
 from recprivacy.attacks.exposure.vocab import Vocabulary
 from recprivacy.data.exposure_pairs import ExposurePairs
 
@@ -79,6 +87,26 @@ def test_label_smoothing_target_of_eq_9() -> None:
     assert torch.allclose(y[0, [1, 3, 5]], torch.full((3,), eps / 7))
     assert torch.allclose(y[1, [1, 3]], torch.full((2,), (1 - eps) / 2))  # the repeated item counts once
     assert torch.allclose(y[1, 0], torch.tensor(eps / 8))
+
+
+@pytest.mark.parametrize("soft", [False, True])
+def test_chunked_output_cross_entropy_matches_the_plain_softmax_loss_and_gradients(soft: bool) -> None:
+    rows, size = 2 * CE_CHUNK + 37, 11  # three chunks, the last one short
+    gen = torch.Generator().manual_seed(0)
+    hidden = torch.randn(rows, 4, generator=gen, dtype=torch.float64, requires_grad=True)
+    weight = torch.randn(size, 4, generator=gen, dtype=torch.float64, requires_grad=True)
+    bias = torch.randn(size, generator=gen, dtype=torch.float64, requires_grad=True)
+    if soft:
+        target = smoothed_targets(torch.randint(0, size, (rows, 3), generator=gen), size).double()
+        target = target / target.sum(1, keepdim=True)  # rows sum to 1 in double precision too
+    else:
+        target = torch.randint(0, size, (rows,), generator=gen)
+    loss = TiedSoftmaxCrossEntropy.apply(hidden, weight, bias, target)
+    grads = torch.autograd.grad(loss, (hidden, weight, bias))
+    logits = hidden @ weight.T + bias
+    expected = -(target * torch.log_softmax(logits, 1)).sum(1).mean() if soft else nn.functional.cross_entropy(logits, target)
+    for got, want in zip((loss, *grads), (expected, *torch.autograd.grad(expected, (hidden, weight, bias)))):
+        assert torch.allclose(got, want, atol=1e-12)
 
 
 def test_weight_tying_modes_share_the_tables() -> None:
@@ -161,6 +189,17 @@ def test_items_outside_the_candidates_are_never_found() -> None:
     scores[:, :, 5] = -torch.inf
     ranks = best_ranks(scores, torch.tensor([[5, 2]])).numpy()
     assert ranks[0].tolist() == [math.inf, 2.0]  # item 2: rank 2 in step 1, 3 in step 2 without item 5
+
+
+def test_ranks_within_a_depth_equal_the_full_count_and_deeper_ones_are_inf() -> None:
+    gen = torch.Generator().manual_seed(0)
+    scores = torch.randint(0, 30, (64, 3, 40), generator=gen).float()  # many ties
+    scores[:8, :, :25] = -torch.inf  # some users allow only 15 candidates
+    truth = torch.randint(0, 40, (64, 4), generator=gen)
+    full = best_ranks(scores, truth)
+    for depth in (1, 5, 20):
+        cut = best_ranks(scores, truth, depth)
+        assert torch.equal(torch.where(full < depth, full, torch.inf), cut)
 
 
 def test_pair_and_user_averages() -> None:

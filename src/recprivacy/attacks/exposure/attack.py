@@ -23,7 +23,6 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sp
 import torch
-from torch import nn
 
 from recprivacy.attacks.exposure.metrics import KS, average_metrics, best_ranks, distinct_truth, per_pair_metrics
 from recprivacy.attacks.exposure.networks import DECODERS, ENCODERS, TIES, ExposureAttackNet, smoothed_targets, teacher_forcing
@@ -58,18 +57,23 @@ class EncodedPairs:
 
 
 def rank_pairs(
-    step_scores: StepScores, encoded: EncodedPairs, candidates: sp.csr_matrix | None, batch_size: int = EVAL_BATCH
+    step_scores: StepScores,
+    encoded: EncodedPairs,
+    candidates: sp.csr_matrix | None,
+    batch_size: int = EVAL_BATCH,
+    depth: int | None = None,
 ) -> np.ndarray:
     """Best ranks ``[P, M]`` (see ``metrics.best_ranks``) of every pair's true items under a
     step-score function ``slates [B, N] -> [B, S, V]``; ``candidates`` (users x V, optional)
-    restricts each pair's lists to its user's row."""
+    restricts each pair's lists to its user's row; ranks of ``depth`` or more (the deepest
+    cut-off read) come back as ``inf``."""
     out = []
     for lo in range(0, len(encoded), batch_size):
         scores = step_scores(encoded.slates[lo : lo + batch_size])
         if candidates is not None:
             allowed = torch.as_tensor(candidates[encoded.users[lo : lo + batch_size]].toarray() > 0)
             scores = scores.masked_fill(~allowed[:, None, :], -torch.inf)
-        out.append(best_ranks(scores, encoded.truth[lo : lo + batch_size]))
+        out.append(best_ranks(scores, encoded.truth[lo : lo + batch_size], depth))
     return torch.cat(out).numpy() if out else np.zeros((0, encoded.truth.shape[1]))
 
 
@@ -167,21 +171,22 @@ class ExposureAttack:
         validate = None
         if valid is not None and len(valid):
             held = EncodedPairs(v, valid, "drop")
-            validate = lambda: leakage_report(rank_pairs(self._step_scores, held, None), held.users, (10,),
+            depth = 10 * self._cutoff_factor()
+            validate = lambda: leakage_report(rank_pairs(self._step_scores, held, None, depth=depth), held.users, (10,),
                                               self._cutoff_factor())["recall@10"]  # fmt: skip
         self.history_: TrainingHistory = fit_epochs(self.net_, run_epoch, self.n_epochs, validate, 1, self.patience,
                                                     desc=f"exposure attack {self.name}")  # fmt: skip
         return self
 
     def _loss(self, slates: torch.Tensor, history: torch.Tensor) -> torch.Tensor:
-        """Eq. 10 with the Eq. 9 target (point-wise) or Eq. 14 over M+1 positions."""
+        """Eq. 10 with the Eq. 9 target (point-wise) or Eq. 14 over M+1 positions, through the
+        fused output cross-entropy (``networks.TiedSoftmaxCrossEntropy``)."""
         net = self.net_
         if not net.sequential:
-            log_q = torch.log_softmax(net.point_logits(slates), dim=1)
-            return -(smoothed_targets(history, net.n_items) * log_q).sum(dim=1).mean()
+            return net.cross_entropy(net.point_hidden(slates), smoothed_targets(history, net.n_items), items_only=True)
         inputs, targets = teacher_forcing(history, net.sos, net.eos)
-        logits = net.sequence_logits(slates, inputs)
-        return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        hidden, _ = net.decode(net.encode(slates), inputs)
+        return net.cross_entropy(hidden.reshape(-1, hidden.shape[-1]), targets.reshape(-1))
 
     # ------------------------------------------------------------------ inference
     def _check_fitted(self) -> None:
@@ -210,7 +215,7 @@ class ExposureAttack:
         """Recall/NDCG/MRR at ``ks`` (pair and user averages) over ``candidates``."""
         encoded = self.encode(pairs, oov)
         cand = candidate_matrix(self.vocab_, pairs, candidates)
-        ranks = rank_pairs(self._step_scores, encoded, cand)
+        ranks = rank_pairs(self._step_scores, encoded, cand, depth=max(ks) * self._cutoff_factor())
         return leakage_report(ranks, encoded.users, ks, self._cutoff_factor(), encoded.n_dropped)
 
     def get_params(self) -> dict[str, Any]:

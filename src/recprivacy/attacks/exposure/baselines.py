@@ -73,7 +73,7 @@ def evaluate_baselines(
     cand = candidate_matrix(vocab, pairs, candidates)
     out = {}
     for name in BASELINES:
-        ranks = rank_pairs(baseline_scores(name, popularity), encoded, cand)
+        ranks = rank_pairs(baseline_scores(name, popularity), encoded, cand, depth=max(ks) * pairs.history_len)
         out[name] = leakage_report(ranks, encoded.users, ks, 1, encoded.n_dropped)
         out[f"{name}@kM"] = leakage_report(ranks, encoded.users, ks, pairs.history_len, encoded.n_dropped)
     return out

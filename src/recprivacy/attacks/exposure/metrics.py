@@ -19,7 +19,11 @@ view, over users (the mean of each user's pair average, the paper's wording).
 Ranks are computed without sorting: ``r_b`` in a list is the number of candidates scoring
 strictly higher than ``b``, so ties never cost the truth a rank (scores are float logits;
 baselines break ties by a fixed item order). A true item outside the candidates (score
-``-inf``) never counts as found.
+``-inf``) never counts as found. With a ``depth`` ``D`` (the deepest cut-off the metrics
+read, ``max(ks) * cutoff_factor``) only each list's ``D`` best scores are compared: an item
+scoring below the ``D``-th best has at least ``D`` items above it and is reported as ``inf``,
+and any other item has all its betters among those ``D``, so every rank below ``D`` is the
+same as the full count's (about 10x cheaper on a 3,700-item catalogue).
 """
 
 from __future__ import annotations
@@ -40,19 +44,26 @@ def distinct_truth(histories: np.ndarray) -> np.ndarray:
     return np.where(repeat.any(axis=2), -1, h)
 
 
-def best_ranks(step_scores: torch.Tensor, truth: torch.Tensor) -> torch.Tensor:
+def best_ranks(step_scores: torch.Tensor, truth: torch.Tensor, depth: int | None = None) -> torch.Tensor:
     """Best 0-based rank over the ``S`` lists of every true item.
 
     ``step_scores``: ``[B, S, V]`` candidate scores (``-inf`` = not a candidate);
-    ``truth``: ``[B, M]`` item columns, -1 for absent entries. Returns float ``[B, M]``:
-    NaN where the truth is absent, ``inf`` where the item is not a candidate.
+    ``truth``: ``[B, M]`` item columns, -1 for absent entries; ``depth``: compare against
+    each list's ``depth`` best scores only (module docstring), None = the whole list.
+    Returns float ``[B, M]``: NaN where the truth is absent, ``inf`` where the item is not a
+    candidate (or, with ``depth``, ranks ``depth`` or lower).
     """
     present = truth >= 0
     idx = truth.clamp(min=0)
     true_scores = torch.gather(step_scores, 2, idx[:, None, :].expand(-1, step_scores.shape[1], -1))
-    higher = torch.stack(
-        [(step_scores > true_scores[:, :, m : m + 1]).sum(dim=2) for m in range(truth.shape[1])], dim=2
-    ).float()
+    if depth is not None and depth < step_scores.shape[2]:
+        top = torch.topk(step_scores, depth, dim=2).values
+        higher = (top[:, :, None, :] > true_scores[:, :, :, None]).sum(dim=3, dtype=torch.int32).float()
+        higher = torch.where(true_scores < top[:, :, -1:], torch.inf, higher)
+    else:
+        higher = torch.stack(
+            [(step_scores > true_scores[:, :, m : m + 1]).sum(dim=2, dtype=torch.int32) for m in range(truth.shape[1])], dim=2
+        ).float()
     higher = torch.where(torch.isinf(true_scores) & (true_scores < 0), torch.inf, higher)
     best = higher.min(dim=1).values
     return torch.where(present, best, torch.nan)

@@ -33,6 +33,7 @@ the encoder its own table and ties only the RNN decoder's input table to its out
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Literal
 
 import torch
@@ -83,6 +84,65 @@ def smoothed_targets(history: torch.Tensor, n_items: int, eps: float | None = No
     hit.scatter_(1, history, True)
     k = hit.sum(dim=1, keepdim=True).float()
     return torch.where(hit, (1.0 - eps) / k, eps / (n_items - k))
+
+
+#: rows of logits computed at once by ``TiedSoftmaxCrossEntropy`` (256 x 3,705 floats fit in L2)
+CE_CHUNK = 256
+
+
+class TiedSoftmaxCrossEntropy(torch.autograd.Function):
+    """Mean cross-entropy ``mean_r [logsumexp(z_r) - <y_r, z_r>]`` of the output layer's
+    logits ``z = h W^T + b`` against ``y`` = class indices ``[R]`` (one-hot rows) or rows of a
+    distribution ``[R, V]`` (each summing to 1, e.g. the Eq. 9 target).
+
+    The same loss and gradients as ``cross_entropy(h @ W.T + b, y)`` up to float rounding,
+    computed ``CE_CHUNK`` rows at a time: the ``R x V`` logits (2,400 x 3,705 floats per
+    ml-1m batch, the bulk of a training step) are never held whole. The forward pass keeps
+    only each row's log-normaliser; the backward pass recomputes a chunk's logits and turns
+    them into ``softmax - y`` in place while they are still in cache. On one core this made
+    the output layer's forward and backward 1.8x faster than ``cross_entropy`` (87 vs 156 ms
+    per ml-1m batch), because the memory passes over fresh 35 MB matrices, not the matrix
+    products, dominated.
+    """
+
+    @staticmethod
+    def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        lse, picked = hidden.new_empty(len(hidden)), hidden.new_empty(len(hidden))
+        for lo, z in _logit_chunks(hidden, weight, bias):
+            rows = slice(lo, lo + len(z))
+            if target.dtype == torch.long:
+                picked[rows] = z.gather(1, target[rows, None])[:, 0]
+            else:
+                picked[rows] = torch.linalg.vecdot(z, target[rows])
+            lse[rows] = torch.logsumexp(z, dim=1)
+        ctx.save_for_backward(hidden, weight, bias, lse, target)
+        return (lse - picked).mean()
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, None]:
+        hidden, weight, bias, lse, target = ctx.saved_tensors
+        grad_hidden, grad_weight, grad_bias = torch.empty_like(hidden), torch.zeros_like(weight), torch.zeros_like(bias)
+        for lo, z in _logit_chunks(hidden, weight, bias):
+            rows = slice(lo, lo + len(z))
+            z.sub_(lse[rows, None]).exp_()
+            if target.dtype == torch.long:
+                z[torch.arange(len(z)), target[rows]] -= 1.0
+            else:
+                z.sub_(target[rows])
+            torch.mm(z, weight, out=grad_hidden[rows])
+            grad_weight.addmm_(z.T, hidden[rows])
+            grad_bias += z.sum(dim=0)
+        scale = grad / len(hidden)
+        return grad_hidden * scale, grad_weight * scale, grad_bias * scale, None
+
+
+def _logit_chunks(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> Iterator[tuple[int, torch.Tensor]]:
+    """``(first row, logits of rows first..first+CE_CHUNK-1)``, written into one reused buffer."""
+    buffer = hidden.new_empty(min(CE_CHUNK, len(hidden)), len(weight))
+    for lo in range(0, len(hidden), CE_CHUNK):
+        z = buffer[: min(CE_CHUNK, len(hidden) - lo)]
+        torch.addmm(bias, hidden[lo : lo + len(z)], weight.T, out=z)
+        yield lo, z
 
 
 class AttentionEncoder(nn.Module):
@@ -202,11 +262,22 @@ class ExposureAttackNet(nn.Module):
     # ------------------------------------------------------------------ decoders
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """Scores of every token (items and specials) from hidden states ``[..., d]``."""
-        return hidden @ self.output_weight.T + self.out_bias
+        return nn.functional.linear(hidden, self.output_weight, self.out_bias)
+
+    def point_hidden(self, slates: torch.Tensor) -> torch.Tensor:
+        """The point-wise decoder's input ``[B, d]`` (the slate vector after dropout)."""
+        return self.drop(self.encode(slates))
 
     def point_logits(self, slates: torch.Tensor) -> torch.Tensor:
         """Item logits ``[B, n_items]`` of the point-wise decoder (Eq. 8 before the softmax)."""
-        return self.logits(self.drop(self.encode(slates)))[:, : self.n_items]
+        return self.logits(self.point_hidden(slates))[:, : self.n_items]
+
+    def cross_entropy(self, hidden: torch.Tensor, target: torch.Tensor, items_only: bool = False) -> torch.Tensor:
+        """Mean cross-entropy of the output softmax at hidden states ``[R, d]`` against token
+        ids ``[R]`` or target distributions ``[R, V]``; ``items_only`` restricts the softmax to
+        the item tokens (the point-wise decoder's Eq. 8)."""
+        rows = self.n_items if items_only else self.size
+        return TiedSoftmaxCrossEntropy.apply(hidden, self.output_weight[:rows], self.out_bias[:rows], target)
 
     def _embed_inputs(self, tokens: torch.Tensor) -> torch.Tensor:
         return self.drop(self.dec_emb(tokens) * self.scale)
