@@ -14,6 +14,8 @@ from recprivacy.data.exposure_pairs import ExposurePairs, split_pairs, user_grou
 from recprivacy.defenses.exposure_perturbation import ExposurePerturbation
 from recprivacy.errors import ConfigError
 from recprivacy.experiments import run_study
+from recprivacy.experiments.exposure import ExposureData, ExposureOptions, run_protection
+from recprivacy.experiments.results import Results
 
 N_ITEMS = 60
 SMALL = {"dim": 32, "n_heads": 2, "n_epochs": 25, "patience": 25, "batch_size": 100}
@@ -62,6 +64,25 @@ def test_uniform_perturbation_hides_the_planted_signal(fitted, planted) -> None:
     assert rec[0] > rec[1] > rec[2]
 
 
+def test_protection_pipeline_attacks_the_perturbed_slates(fitted, planted) -> None:
+    """The study's protection step on the planted signal: the frozen attacker sees slates
+    with ceil(N L) positions replaced (the rest unchanged), so Rec* falls with L, towards the
+    no-information floor, always over the same test pairs."""
+    everyone = planted_pairs()
+    data = ExposureData(everyone, {}, "impressions")
+    options = ExposureOptions(protection={"selections": ["random"], "replacements": ["uniform"], "ratios": [0.0, 0.2, 0.6], "adaptive": []})
+    seen = []
+    original = ExposureAttack.evaluate
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ExposureAttack, "evaluate", lambda self, pairs, *a, **k: seen.append(pairs.slates) or original(self, pairs, *a, **k))
+        floor, *rows = run_protection(options, data, planted, Results(name="t", study="exposure", config={}), attacker=fitted)
+    rec = [r["recall@10"] for r in rows]
+    assert rec[0] > rec[1] > rec[2] > floor["recall@10"] and {r["n_pairs"] for r in rows} == {len(planted["test"])}
+    clean = planted["test"].slates
+    for slates, m in zip(seen[4::2], (2, 6)):  # clean and floor come first, then one evaluation per candidate mode
+        assert ((slates != clean).sum(axis=1) <= m).all() and (slates != clean).sum(axis=1).mean() > m - 0.5
+
+
 def test_same_seed_same_numbers(planted) -> None:
     runs = [ExposureAttack("att", "gru", seed=3, **{**SMALL, "n_epochs": 2}).fit(planted["train"]).evaluate(planted["test"])
             for _ in range(2)]  # fmt: skip
@@ -95,7 +116,9 @@ def test_exposure_study_on_tiny_simulated_exposure() -> None:
     assert len(tables["exposure-attack-all"].rows) == 4 + 4  # 4 models, 2 baselines at k and kM
     assert [r[0] for r in tables["exposure-slate-sweep"].rows] == [5, 5, 10, 10]
     protection = tables["exposure-protection"]
-    assert {tuple(r[:2]) for r in protection.rows} == {(s, r) for s in ("random", "dissimilar") for r in ("uniform", "batch_popularity")}
+    floor, *curves = protection.rows
+    assert floor[2:4] == [1.0, "no-information floor"]
+    assert {tuple(r[:2]) for r in curves} == {(s, r) for s in ("random", "dissimilar") for r in ("uniform", "batch_popularity")}
     assert any(r[3] == "adaptive" for r in protection.rows)  # random/uniform is adaptive by default
     for value in (r[4] for r in protection.rows):
         assert 0.0 <= value <= 1.0
