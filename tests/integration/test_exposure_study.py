@@ -132,6 +132,9 @@ def test_exposure_study_on_a_logged_exposure() -> None:
     results = run_study(load_config(base=config))
     data = results.tables["exposure-data"].rows
     assert [r[0] for r in data] == ["train", "valid", "test"] and sum(r[1] for r in data) == 60 * 5  # 5 impressions each
+    config["study_options"] = {**config["study_options"], "split": "contiguous", "attacker": {"dim": 16, "n_epochs": 1, "skip": "code"}}
+    data = run_study(load_config(base=config)).tables["exposure-data"].rows
+    assert [r[1] for r in data] == [240, 30, 30]  # the authors' contiguous blocks of the pairs
 
 
 @pytest.mark.parametrize(

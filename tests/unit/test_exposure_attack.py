@@ -11,6 +11,7 @@ import pytest
 import torch
 from torch import nn
 
+from recprivacy.attacks.exposure.attack import ExposureAttack, make_optimizer
 from recprivacy.attacks.exposure.metrics import average_metrics, best_ranks, distinct_truth, per_pair_metrics
 from recprivacy.attacks.exposure.networks import (
     CE_CHUNK,
@@ -153,6 +154,34 @@ def test_vocabulary_indexes_training_items_and_flags_unseen_ones() -> None:
     assert vocab.tokens(np.array([9, 3])).tolist() == [3, vocab.oov]
     assert vocab.known_rows(_pairs([[5, 2], [5, 2]], [[7, 2, 9], [7, 3, 9]])).tolist() == [True, False]
     assert Vocabulary.from_pairs(_pairs([[5, 2]], [[7, 2, 9]]), "full").n_items == 10
+
+
+def test_warmup_schedule_follows_the_codes_scheduled_optim() -> None:
+    param = nn.Parameter(torch.zeros(1))
+    optimizer, scheduler = make_optimizer([param], lr=1e-4, schedule="warmup", warmup_steps=4)
+    assert optimizer.defaults["betas"] == (0.9, 0.98) and optimizer.defaults["eps"] == 1e-9
+    rates = []
+    for _ in range(8):
+        rates.append(optimizer.param_groups[0]["lr"])  # the rate of the coming step t = 1, 2, ...
+        optimizer.step()
+        scheduler.step()
+    expected = [1e-4 * min(t**-0.5, t * 4**-1.5) for t in range(1, 9)]  # rises to step 4, then falls as t^-0.5
+    assert rates == pytest.approx(expected) and max(rates) == pytest.approx(1e-4 / 2)
+    constant, none = make_optimizer([param], lr=1e-3)
+    assert none is None and constant.defaults["lr"] == 1e-3
+
+
+def test_code_skipping_drops_repeated_truths_and_early_ends() -> None:
+    pairs = _pairs([[5, 2], [4, 4], [2, 5]], [[7, 2, 9], [7, 5, 9], [9, 4, 2]])
+    for encoder in ("att", "mean"):
+        attack = ExposureAttack(encoder, "gru", dim=8, n_epochs=1, skip="code").fit(pairs)
+        assert attack.code_skipped(attack.encode(pairs)).tolist() == [False, True, False]  # [4, 4] repeats
+        with torch.no_grad():
+            attack.net_.out_bias[attack.vocab_.eos] = 100.0  # [EOS] wins every step over all tokens
+        report = attack.evaluate(pairs, (5,))
+        expected = 3 if encoder == "att" else 1  # only the att encoder ends early (mean/max took the 2nd best)
+        assert report["n_skipped"] == expected and report["n_pairs"] == 3 - expected
+    assert ExposureAttack("att", "gru", dim=8, n_epochs=1).fit(pairs).evaluate(pairs, (5,))["n_skipped"] == 0
 
 
 # ------------------------------------------------------------------ metrics (digest section 5)

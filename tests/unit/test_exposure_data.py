@@ -10,6 +10,8 @@ import pytest
 import torch
 
 from recprivacy.data.exposure_pairs import (
+    ExposurePairs,
+    contiguous_split,
     impression_pairs,
     mind_pairs,
     ragged_index,
@@ -200,3 +202,16 @@ def test_user_groups_are_disjoint_and_split_the_pairs() -> None:
     assert user_groups(np.unique(pairs.users), pairs.n_users, seed=0)["test"].tolist() == groups["test"].tolist()
     with pytest.raises(DataError, match="share users"):
         split_pairs(pairs, {"a": np.array([1, 2]), "b": np.array([2])})
+
+
+def test_contiguous_split_cuts_the_pairs_in_user_order() -> None:
+    import scipy.sparse as sp
+
+    users = np.array([2, 0, 0, 1, 0, 1, 1, 2, 2, 2, 2, 0])  # 4 pairs of user 0, 3 of user 1, 5 of user 2
+    empty = sp.csr_matrix((3, 20))
+    pairs = ExposurePairs(users, np.arange(12)[:, None], np.arange(12)[:, None], empty, empty, 3, 20)
+    parts = contiguous_split(pairs)
+    assert [len(p) for p in parts.values()] == [9, 1, 2]  # floor(0.8 * 12), floor(0.9 * 12) - 9, the rest
+    assert parts["train"].users.tolist() == [0, 0, 0, 0, 1, 1, 1, 2, 2]
+    assert parts["train"].histories[:4, 0].tolist() == [1, 2, 4, 11]  # a user's pairs keep their order
+    assert parts["valid"].users.tolist() == [2] and parts["test"].users.tolist() == [2, 2]  # user 2 straddles all three

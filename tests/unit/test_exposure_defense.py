@@ -126,6 +126,20 @@ def test_batch_popularity_counts_only_the_users_of_the_batch() -> None:
     assert np.allclose(np.bincount(drawn[~late], minlength=N_ITEMS) / (~late).sum(), counts / counts.sum(), atol=0.015)
 
 
+def test_batch_popularity_over_the_batch_slates() -> None:
+    pairs = make_pairs(n=20_000)
+    pairs = pairs.with_slates(np.where(np.arange(20_000)[:, None] % 2 == 0, pairs.slates, np.arange(10, 20)))
+    out = ExposurePerturbation(ratio=0.1, replacement="batch_popularity", batch_pool="slates", batch_size=2, seed=0)
+    drawn = np.take_along_axis(out.fit(pairs).perturb(pairs).slates, select_random(np.random.default_rng(0), 20_000, 10, 1), axis=1)
+    assert np.allclose(np.bincount(drawn.ravel(), minlength=N_ITEMS) / 20_000, 1 / N_ITEMS, atol=0.01)
+    # each batch of 2 holds one slate of 10 items out of 0..9 and the slate 10..19: every item once
+    single = ExposurePerturbation(ratio=0.1, replacement="batch_popularity", batch_pool="slates", batch_size=1, seed=0)
+    odd = single.fit(pairs).perturb(pairs).slates[1::2]
+    assert (odd >= 10).all()  # a one-slate batch draws only that slate's items (the users' logs hold all 20)
+    with pytest.raises(ConfigError, match="batch_pool"):
+        ExposurePerturbation(batch_pool="users")
+
+
 def test_acc_star_uses_set_semantics_against_the_click_set() -> None:
     clicks = sp.csr_matrix(np.array([[1, 1, 0, 0, 0, 0], [0, 0, 0, 0, 0, 1]]))
     pairs = ExposurePairs(np.array([0, 0, 1]), np.zeros((3, 1), dtype=np.int64),

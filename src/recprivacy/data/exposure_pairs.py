@@ -403,6 +403,19 @@ def user_groups(users: np.ndarray, n_users: int, seed: int = 0, fractions: dict[
     return user_partition(rows, fractions or SPLIT_FRACTIONS, seed=seed)
 
 
+def contiguous_split(pairs: ExposurePairs, fractions: dict[str, float] | None = None) -> dict[str, ExposurePairs]:
+    """The authors' split (digest section 4, "Splits"; decision 18's flag): the pairs in user
+    order (a stable sort by internal user), cut into contiguous blocks of 80/10/10% of the
+    pair indices (``floor`` of the cumulative fractions). Users are not sampled at random, and
+    a user whose pairs straddle a block boundary lands in two parts."""
+    fractions = fractions or SPLIT_FRACTIONS
+    order = np.argsort(pairs.users, kind="stable")
+    ends = np.floor(np.cumsum(list(fractions.values())) * len(pairs) + 1e-9).astype(np.int64)
+    ends[-1] = len(pairs)
+    starts = np.r_[0, ends[:-1]]
+    return {name: pairs.subset(order[a:b]) for name, a, b in zip(fractions, starts, ends)}
+
+
 def split_pairs(pairs: ExposurePairs, groups: dict[str, np.ndarray]) -> dict[str, ExposurePairs]:
     """The pairs of each user group; raises if two groups share a user."""
     names = list(groups)

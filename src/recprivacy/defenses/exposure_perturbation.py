@@ -18,7 +18,9 @@ Stage 1, position selection:
 Stage 2, replacement (Eqs. 17 and 19), ``m`` distinct items per slate drawn without
 replacement: ``uniform`` over the catalogue; ``popularity`` with probability proportional to
 the number of users whose log (exposed or clicked items) holds the item; ``batch_popularity``
-the same counted over the users of the current batch of ``batch_size`` pairs only.
+the same counted over the users of the current batch of ``batch_size`` pairs only (the code,
+``batch_pool="logs"``), or the occurrences of each item in the batch's own slates
+(``batch_pool="slates"``, the digest's option: "items in the batch's exposure slates").
 Replacements may repeat an item already in the slate unless ``exclude_slate`` (the code).
 
 Utility: ``slate_accuracy`` is Acc* (Eq. 18) against the user's click set, and
@@ -50,6 +52,7 @@ SELECTIONS = ("random", "dissimilar", "similar")
 REPLACEMENTS = ("uniform", "popularity", "batch_popularity")
 REFERENCES = ("history", "user", "slate")
 MODES = ("sample", "deterministic")
+BATCH_POOLS = ("logs", "slates")
 OMEGA = 1e-8
 
 
@@ -128,8 +131,9 @@ class ExposurePerturbation:
         Stage choices (module docstring).
     exclude_slate:
         Never draw a replacement already in the slate.
-    batch_size:
-        Pairs per batch for ``batch_popularity``.
+    batch_size, batch_pool:
+        Pairs per batch for ``batch_popularity`` and what it counts (``logs`` of the batch's
+        users, or the batch's ``slates``).
     seed:
         Seeds both stages; the same seed gives the same perturbed slates.
     """
@@ -144,17 +148,19 @@ class ExposurePerturbation:
         exclude_slate: bool = False,
         batch_size: int = 400,
         seed: int = 0,
+        batch_pool: Literal["logs", "slates"] = "logs",
     ) -> None:
         n_replaced(1, ratio)
         for name, value, allowed in (("selection", selection, SELECTIONS), ("replacement", replacement, REPLACEMENTS),
-                                     ("reference", reference, REFERENCES), ("mode", mode, MODES)):  # fmt: skip
+                                     ("reference", reference, REFERENCES), ("mode", mode, MODES),
+                                     ("batch_pool", batch_pool, BATCH_POOLS)):  # fmt: skip
             if value not in allowed:
                 raise ConfigError(f"exposure perturbation {name}: expected one of {list(allowed)}, got {value!r}")
         if batch_size < 1:
             raise ConfigError(f"exposure perturbation batch_size: expected a positive integer, got {batch_size}")
         self.ratio, self.selection, self.replacement = ratio, selection, replacement
         self.reference, self.mode, self.exclude_slate = reference, mode, exclude_slate
-        self.batch_size, self.seed = batch_size, seed
+        self.batch_size, self.seed, self.batch_pool = batch_size, seed, batch_pool
 
     def fit(self, pairs: ExposurePairs, item_embeddings: np.ndarray | None = None) -> "ExposurePerturbation":
         """Popularity = per item, how many of the pairs' users have it in their log; the
@@ -206,7 +212,7 @@ class ExposurePerturbation:
         out = np.empty((len(pairs), m), dtype=np.int64)
         for lo in range(0, len(pairs), self.batch_size):
             rows = slice(lo, lo + self.batch_size)
-            weights = self._weights(pairs.user_log, pairs.users[rows])
+            weights = self._weights(pairs, rows)
             log_w = np.broadcast_to(np.log(weights, where=weights > 0, out=np.full(len(weights), -np.inf)),
                                     (len(pairs.users[rows]), len(weights))).copy()  # fmt: skip
             if self.exclude_slate:
@@ -217,13 +223,15 @@ class ExposurePerturbation:
             out[rows] = gumbel_top_k(rng, log_w, m)
         return out
 
-    def _weights(self, user_log: sp.csr_matrix, batch_users: np.ndarray) -> np.ndarray:
-        """Unnormalised replacement probabilities over the catalogue for one batch."""
+    def _weights(self, pairs: ExposurePairs, rows: slice) -> np.ndarray:
+        """Unnormalised replacement probabilities over the catalogue for the batch ``rows``."""
         if self.replacement == "uniform":
             return np.ones(self.n_items_)
         if self.replacement == "popularity":
             return self.popularity_.astype(np.float64)
-        return np.asarray(user_log[np.unique(batch_users)].sum(axis=0), dtype=np.float64).ravel()
+        if self.batch_pool == "slates":
+            return np.bincount(pairs.slates[rows].ravel(), minlength=self.n_items_).astype(np.float64)
+        return np.asarray(pairs.user_log[np.unique(pairs.users[rows])].sum(axis=0), dtype=np.float64).ravel()
 
     def get_params(self) -> dict[str, object]:
         return {k: v for k, v in vars(self).items() if not k.endswith("_")}

@@ -43,6 +43,7 @@ from recprivacy.attacks.exposure import DECODERS, ENCODERS, ExposureAttack, Voca
 from recprivacy.config import Config, StudyOptions
 from recprivacy.data.exposure_pairs import (
     ExposurePairs,
+    contiguous_split,
     impression_pairs,
     mind_pairs,
     simulate_exposure,
@@ -72,6 +73,9 @@ from recprivacy.models.sasrec import SASRec
 from recprivacy.report.figures import line_plot
 
 CANDIDATES = ("all", "user_log")
+SPLIT_TEXT = {"users": "users split 8:1:1 at random (no user in two splits)",
+              "contiguous": "pairs split 8:1:1 in contiguous blocks of user order (the authors' code; a user at a block "
+                            "boundary is in two splits)"}  # fmt: skip
 CANDIDATE_LABEL = {"all": "whole catalogue", "user_log": "user's logged items (authors' code)"}
 METRIC_COLUMNS = [f"{m}@{k}" for k in (5, 10, 20) for m in ("recall", "ndcg", "mrr")]
 #: Tables 3-6 of the paper: (dataset, encoder, decoder) -> Rec/NDCG/MRR at 5, 10, 20
@@ -121,6 +125,9 @@ class AttackerOptions(StudyOptions):
     patience: PositiveInt = 5
     vocab: Literal["train", "full"] = "train"
     point_list: Literal["k", "kM"] = "k"
+    schedule: Literal["constant", "warmup"] = "constant"
+    warmup_steps: PositiveInt = 4000
+    skip: Literal["none", "code"] = "none"
 
 
 class ProtectionOptions(StudyOptions):
@@ -135,6 +142,7 @@ class ProtectionOptions(StudyOptions):
     reference: Literal["history", "user", "slate"] = "history"
     mode: Literal["sample", "deterministic"] = "sample"
     exclude_slate: bool = False
+    batch_pool: Literal["logs", "slates"] = "logs"
     attacker: str = "att+transformer"
     adaptive: list[str] | Literal["all"] = Field(default_factory=lambda: ["random/uniform"])
     embedding_epochs: PositiveInt = 20
@@ -164,6 +172,7 @@ class ExposureOptions(StudyOptions):
     history_len: PositiveInt = 5
     slate_size: PositiveInt = 10
     max_pairs_per_user: PositiveInt | None = 20
+    split: Literal["users", "contiguous"] = "users"
     experiments: list[Literal["attack", "slate_sweep", "protection"]] = Field(default_factory=lambda: ["attack"])
     encoders: list[Literal["mean", "max", "att"]] = Field(default_factory=lambda: list(ENCODERS))
     decoders: list[Literal["point", "lstm", "gru", "transformer"]] = Field(default_factory=lambda: list(DECODERS))
@@ -204,7 +213,7 @@ class ExposureData:
             pairs = self.pairs.truncate_slates(slate_size)
         else:
             pairs = log_pairs(self.source, self.log, options.history_len, slate_size)
-        return split_pairs(pairs, self.groups)
+        return split_pairs(pairs, self.groups) if options.split == "users" else contiguous_split(pairs)
 
 
 def log_pairs(source: str, log: Any, history_len: int, slate_size: int) -> ExposurePairs:
@@ -452,7 +461,7 @@ def _protection_rows(options: ExposureOptions, attacker: ExposureAttack, data: E
         return rows + ([{**base, "attacker": "adaptive", **clean}] if adaptive else [])
     seed = options.seeds[0]
     defence = ExposurePerturbation(ratio, selection, replacement, opts.reference, opts.mode, opts.exclude_slate,
-                                   options.attacker.batch_size, seed)  # fmt: skip
+                                   options.attacker.batch_size, seed, opts.batch_pool)  # fmt: skip
     defence.fit(data.pairs, emb)
     perturbed = defence.perturb(test)
     simulated = test.next_items is not None
@@ -585,7 +594,7 @@ def run_exposure(config: Config, options: ExposureOptions) -> Results:
 
 def _data_text(data: ExposureData, options: ExposureOptions, parts: dict[str, ExposurePairs]) -> str:
     text = (f"Pairs of the user's {options.history_len} most recent clicks and the next exposed slate of "
-            f"{options.slate_size} items, from **{data.source}** exposure; users split 8:1:1 (no user in two splits). "
+            f"{options.slate_size} items, from **{data.source}** exposure; {SPLIT_TEXT[options.split]}. "
             "Metrics follow the paper: for each true item its best rank over the decoding steps' lists, Recall = share "
             "of distinct true items found, NDCG and MRR without IDCG normalisation, averaged over pairs. Candidates: "
             "the whole catalogue (the textbook protocol) and the user's logged items (what the authors' code ranked, "

@@ -13,16 +13,28 @@ are the whole item vocabulary (``candidates="all"``, the default) or the items i
 user log (``"user_log"``, what the authors' code did and what produced the paper's tables).
 Pairs with an item outside the training vocabulary are dropped (``vocab="train"``) and
 counted in ``n_dropped``; perturbed slates are evaluated with ``oov="token"`` instead.
+
+Options from the authors' code (digest decisions 5 and 16), off by default:
+
+* ``schedule="warmup"``: Adam(0.9, 0.98, eps 1e-9) with the code's ``ScheduledOptim`` rate
+  ``lr * min(t^-0.5, t * w^-1.5)`` at step ``t`` (``w = warmup_steps``); the code used
+  ``lr = 1e-4`` and ``w = 4000``, a peak of 1.6e-6 at step 4000.
+* ``skip="code"``: the code's sequence metrics skip a pair whose true items repeat, or whose
+  decoding ends early (the att encoder's greedy step picks ``[EOS]`` among all tokens before
+  M items; mean/max encoders took the second best token instead, so they never end early).
+  Skipped pairs are counted in ``n_skipped``. The default decodes exactly M steps and treats
+  the truth as a set, so no pair is skipped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
 import torch
+from torch import nn
 
 from recprivacy.attacks.exposure.metrics import KS, average_metrics, best_ranks, distinct_truth, per_pair_metrics
 from recprivacy.attacks.exposure.networks import DECODERS, ENCODERS, TIES, ExposureAttackNet, smoothed_targets, teacher_forcing
@@ -104,6 +116,8 @@ class ExposureAttack:
         Point-wise ranked list of ``k`` items (the code) or ``kM`` items (footnote 5).
     seed:
         Seeds the weights, dropout and batch order.
+    schedule, warmup_steps, skip:
+        The code's warm-up learning rate and pair skipping (module docstring).
     """
 
     def __init__(
@@ -123,12 +137,16 @@ class ExposureAttack:
         vocab: VocabMode = "train",
         point_list: Literal["k", "kM"] = "k",
         seed: int = 0,
+        schedule: Literal["constant", "warmup"] = "constant",
+        warmup_steps: int = 4000,
+        skip: Literal["none", "code"] = "none",
     ) -> None:
         for name, value, allowed in (("encoder", encoder, ENCODERS), ("decoder", decoder, DECODERS), ("tie", tie, TIES),
-                                     ("vocab", vocab, ("train", "full")), ("point_list", point_list, ("k", "kM"))):  # fmt: skip
+                                     ("vocab", vocab, ("train", "full")), ("point_list", point_list, ("k", "kM")),
+                                     ("schedule", schedule, ("constant", "warmup")), ("skip", skip, ("none", "code"))):  # fmt: skip
             if value not in allowed:
                 raise ConfigError(f"exposure attack {name}: expected one of {list(allowed)}, got {value!r}")
-        for name in ("dim", "n_heads", "batch_size", "n_epochs", "patience"):
+        for name in ("dim", "n_heads", "batch_size", "n_epochs", "patience", "warmup_steps"):
             if int(locals()[name]) < 1:
                 raise ConfigError(f"exposure attack {name}: expected a positive integer, got {locals()[name]}")
         if dim % n_heads:
@@ -137,6 +155,7 @@ class ExposureAttack:
         self.tie, self.norm_first, self.cls_in_pool = tie, norm_first, cls_in_pool
         self.lr, self.batch_size, self.n_epochs, self.patience = lr, batch_size, n_epochs, patience
         self.vocab, self.point_list, self.seed = vocab, point_list, seed
+        self.schedule, self.warmup_steps, self.skip = schedule, warmup_steps, skip
 
     @property
     def name(self) -> str:
@@ -156,7 +175,7 @@ class ExposureAttack:
                                       self.dim, self.n_heads, self.dropout, self.tie, self.norm_first, self.cls_in_pool)  # fmt: skip
         self.history_len_ = train.history_len
         data = EncodedPairs(v, train, "drop")
-        optimizer = torch.optim.Adam(self.net_.parameters(), lr=self.lr)
+        optimizer, scheduler = make_optimizer(self.net_.parameters(), self.lr, self.schedule, self.warmup_steps)
 
         def run_epoch(epoch: int) -> float:
             total = 0.0
@@ -165,6 +184,8 @@ class ExposureAttack:
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
+                if scheduler is not None:
+                    scheduler.step()
                 total += loss.item() * len(idx)
             return total / len(data)
 
@@ -216,10 +237,39 @@ class ExposureAttack:
         encoded = self.encode(pairs, oov)
         cand = candidate_matrix(self.vocab_, pairs, candidates)
         ranks = rank_pairs(self._step_scores, encoded, cand, depth=max(ks) * self._cutoff_factor())
-        return leakage_report(ranks, encoded.users, ks, self._cutoff_factor(), encoded.n_dropped)
+        kept = ~self.code_skipped(encoded)
+        out = leakage_report(ranks[kept], encoded.users[kept], ks, self._cutoff_factor(), encoded.n_dropped)
+        out["n_skipped"] = float((~kept).sum())
+        return out
+
+    def code_skipped(self, encoded: EncodedPairs) -> np.ndarray:
+        """Pairs the authors' sequence metrics skip (``skip="code"``, module docstring):
+        repeated true items, or (att encoder) an ``[EOS]`` chosen before M decoded items."""
+        skipped = np.zeros(len(encoded), dtype=bool)
+        if self.skip == "none" or not self.net_.sequential:
+            return skipped
+        skipped |= (encoded.truth.numpy() < 0).any(axis=1)
+        if self.encoder == "att":
+            self.net_.eval()
+            for lo in range(0, len(encoded), EVAL_BATCH):
+                skipped[lo : lo + EVAL_BATCH] |= self.net_.ends_early(encoded.slates[lo : lo + EVAL_BATCH]).numpy()
+        return skipped
 
     def get_params(self) -> dict[str, Any]:
         return {k: v for k, v in vars(self).items() if not k.endswith("_")}
+
+
+def make_optimizer(
+    params: Iterator[nn.Parameter], lr: float, schedule: str = "constant", warmup_steps: int = 4000
+) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR | None]:
+    """Adam with a constant ``lr`` (the paper), or the code's warm-up schedule: Adam(0.9,
+    0.98, eps 1e-9) at rate ``lr * min(t^-0.5, t * warmup_steps^-1.5)`` for the ``t``-th step
+    (``t = 1, 2, ...``; step the scheduler after every optimiser step)."""
+    if schedule == "constant":
+        return torch.optim.Adam(params, lr=lr), None
+    optimizer = torch.optim.Adam(params, lr=lr, betas=(0.9, 0.98), eps=1e-9)
+    rate = lambda done: min((done + 1) ** -0.5, (done + 1) * warmup_steps**-1.5)
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
 
 
 def candidate_matrix(vocab: Vocabulary, pairs: ExposurePairs, candidates: Candidates) -> sp.csr_matrix | None:

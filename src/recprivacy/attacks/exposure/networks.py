@@ -303,20 +303,42 @@ class ExposureAttackNet(nn.Module):
         return self.logits(hidden)
 
     @torch.no_grad()
+    def ends_early(self, slates: torch.Tensor) -> torch.Tensor:
+        """Bool ``[B]``: would greedy decoding over every token (items and specials, as the
+        authors' code decoded) pick ``[EOS]`` before M items? Steps feed back the best item,
+        as ``greedy_item_logits`` does (the code would feed back any other special token that
+        won, which a trained decoder practically never ranks first)."""
+        return self._greedy(slates, track_eos=True)[1]
+
+    def _next_hidden(self, latent: torch.Tensor, tokens: torch.Tensor, state: object) -> tuple[torch.Tensor, object]:
+        """The decoder's hidden state ``[B, d]`` after the last of ``tokens`` (RNNs carry
+        ``state`` and read only the last token; the transformer rereads the prefix)."""
+        if self.rnn is None:
+            hidden, _ = self.decode(latent, tokens)
+            return hidden[:, -1], None
+        hidden, state = self.decode(latent, tokens[:, -1:], state)
+        return hidden[:, -1], state
+
+    @torch.no_grad()
     def greedy_item_logits(self, slates: torch.Tensor) -> torch.Tensor:
         """Item logits ``[B, M, n_items]`` of M greedy decoding steps; each step's input is the
         previous step's best item (special tokens never chosen). Point-wise: ``[B, 1, n_items]``."""
         if not self.sequential:
             return self.point_logits(slates)[:, None]
+        return self._greedy(slates)[0]
+
+    def _greedy(self, slates: torch.Tensor, track_eos: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """(item logits ``[B, M, n_items]`` of the M greedy steps, whether ``[EOS]`` was the
+        best token of some step; computed only with ``track_eos``)."""
         latent = self.encode(slates)
         tokens = torch.full((len(slates), 1), self.sos, dtype=torch.long)
-        state, steps = None, []
+        state, steps, ended = None, [], torch.zeros(len(slates), dtype=torch.bool)
         for _ in range(self.history_len):
-            if self.rnn is None:
-                hidden, _ = self.decode(latent, tokens)
-            else:
-                hidden, state = self.decode(latent, tokens[:, -1:], state)
-            items = self.logits(hidden[:, -1])[:, : self.n_items]
+            hidden, state = self._next_hidden(latent, tokens, state)
+            scores = self.logits(hidden)
+            if track_eos:
+                ended |= scores.argmax(dim=1) == self.eos
+            items = scores[:, : self.n_items]
             steps.append(items)
             tokens = torch.cat([tokens, items.argmax(dim=1, keepdim=True)], dim=1)
-        return torch.stack(steps, dim=1)
+        return torch.stack(steps, dim=1), ended
