@@ -1,144 +1,406 @@
-"""Benchmark the exposure leakage attack (paper 000): time, peak memory and pairs per second.
+"""Benchmark and full-size studies of the exposure leakage attack (paper 000), resumable.
 
-Two workloads, each in a fresh child process so peak resident memory (``ru_maxrss``) is its own:
+Every mode runs the protocol of ``recprivacy.experiments.exposure`` with the workload's config
+(``configs/exposure/<workload>-tables.yaml``, ``-slate-sweep.yaml``, ``-protection.yaml``):
 
-* ``ml-1m``: simulated exposure on MovieLens-1M (users 1-2999): SASRec (defaults) trained on
-  the 80% training users, replayed along every user's history (N = 10, M = 5, at most
-  ``--max-pairs`` steps per user), then one attacker (``--model``, paper hyperparameters,
-  early stopping on validation Recall@10) trained and evaluated on the test users;
-* ``mind``: the MIND-small subset's logged slates with the authors' MIND rule.
+* ``speed``: one attacker (``--model``) end to end in a fresh child process per workload, so
+  peak resident memory is its own: target recommender, slates, training, evaluation; wall and
+  CPU seconds per stage, training and evaluation pairs per CPU second, Recall@10 beside the
+  better baseline. Writes ``benchmarks/out/exposure.json``.
+* ``tables`` (Tables 3-6): one cell per (workload, encoder+decoder, seed).
+* ``sweep`` (Figs. 6-7): one cell per (workload, slate size N, decoder) with the sweep encoder.
+* ``protection`` (Figs. 8-13): the frozen attacker is trained once and cached; one cell per
+  (workload, selection, replacement, L, attacker) for the frozen attacker and, for the
+  config's ``adaptive`` strategies, an attacker retrained on perturbed exposure; plus the
+  no-information floor.
 
-Reported: wall and CPU seconds of each stage, training and evaluation pairs per second, the
-attack's Recall@10 (whole catalogue and user log) beside the better baseline, peak RSS.
+Each finished cell is appended as one JSON line to ``--runs`` (default
+``benchmarks/out/exposure_runs.jsonl``) with its CPU and wall seconds; ``--resume`` skips the
+cells already there, so the study survives interruptions. The simulated pairs (and the target
+recommender) are built once per workload and seed and cached under ``benchmarks/out/cache/``.
+``--summary-only`` prints the study's own tables from the JSON lines: Tables 3-6 with the
+baselines and the acceptance checks (best model at least twice the better baseline, sequence
+vs point-wise decoding), the slate-size sweep, and the protection table with its checks.
 
 Usage::
 
-    python benchmarks/exposure.py --data-dir ../shared/datasets [--workloads ml-1m,mind] [--model att+transformer]
-
-Prints one JSON line per workload and writes ``benchmarks/out/exposure.json``.
+    OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode tables --workloads ml-1m --resume
+    OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode protection --workloads ml-1m --resume
+    OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode sweep --workloads ml-1m --resume
+    python benchmarks/exposure.py --summary-only
+    BENCH_THREADS=2 python benchmarks/exposure.py --mode speed --workloads ml-1m,mind
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import pickle
 import platform
 import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "benchmarks" / "out"
+CACHE = OUT / "cache"
+SUFFIX = {"tables": "tables", "sweep": "slate-sweep", "protection": "protection", "speed": "tables"}
 
 
-class Clock:
-    """Wall and CPU seconds per named stage."""
-
-    def __init__(self) -> None:
-        self.stages: dict[str, dict[str, float]] = {}
-
-    def run(self, name: str, fn, *args, **kwargs):
-        wall, cpu = time.perf_counter(), time.process_time()
-        out = fn(*args, **kwargs)
-        self.stages[name] = {"wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
-        return out
-
-
-def pairs_for(workload: str, data_dir: str, max_pairs: int, seed: int, clock: Clock):
-    """(train/valid/test pairs, description) of a workload."""
-    import numpy as np
-
-    from recprivacy.data.exposure_pairs import mind_pairs, simulate_exposure, split_pairs, user_groups
-    from recprivacy.data.registry import load_dataset, load_exposure
-    from recprivacy.data.split import temporal_split
-    from recprivacy.models.sasrec import SASRec
-
-    if workload == "mind":
-        log = clock.run("load", load_exposure, "mind", data_dir)
-        pairs = clock.run("pairs", mind_pairs, log, 5, 10)
-        groups = user_groups(np.unique(pairs.users), pairs.n_users, seed)
-        return split_pairs(pairs, groups), {"next_item_recall": None}
-    data = clock.run("load", load_dataset, workload, data_dir)
-    groups = user_groups(np.flatnonzero(data.user_counts() > 5), data.n_users, seed)
-    train, valid = temporal_split(data.subset_users(groups["train"]), leave_last=1, n_parts=2)
-    target = clock.run("fit_target", SASRec(seed=seed).fit, train, valid)
-    pairs = clock.run("simulate", simulate_exposure, target, data, 5, 10, max_pairs_per_user=max_pairs)
-    parts = split_pairs(pairs, groups)
-    hit = float((parts["test"].slates == parts["test"].next_items[:, None]).any(axis=1).mean())
-    return parts, {"next_item_recall": hit, "target_epochs": len(target.history_.losses)}
-
-
-def run_one(workload: str, data_dir: str, model: str, max_pairs: int, seed: int) -> dict:
-    """Build the pairs, train and evaluate one attacker in this process."""
+def threads() -> int:
+    """Torch threads for this process (``BENCH_THREADS``, default 1); the attacker's training
+    loop follows it through ``RECPRIVACY_TRAIN_THREADS``."""
+    n = int(os.environ.get("BENCH_THREADS", "1"))
+    os.environ.setdefault("RECPRIVACY_TRAIN_THREADS", str(n))
     import torch
 
-    from recprivacy.attacks.exposure import ExposureAttack, evaluate_baselines
+    torch.set_num_threads(n)
+    return n
 
-    torch.set_num_threads(int(os.environ.get("BENCH_THREADS", "2")))
-    clock = Clock()
-    parts, extra = pairs_for(workload, data_dir, max_pairs, seed, clock)
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, dict[str, float]]:
+    """``fn()`` and its wall and CPU seconds."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, {"wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# ---------------------------------------------------------------------------- data
+
+
+def load_workload(workload: str, mode: str, data_dir: str | None):
+    """(config, options) of a workload's config file for ``mode``: ``configs/exposure/
+    <workload>-<mode>.yaml``, or ``<workload>.yaml`` for every mode (e.g. ``smoke-synthetic``)."""
+    from recprivacy.config import load_config, validate_options
+    from recprivacy.experiments.exposure import ExposureOptions
+
+    path = ROOT / "configs" / "exposure" / f"{workload}.yaml"
+    if not path.exists():
+        path = path.with_name(f"{workload}-{SUFFIX[mode]}.yaml")
+    config = load_config(str(path), updates={"dataset.data_dir": data_dir} if data_dir else {})
+    return config, validate_options(ExposureOptions, config.study_options)
+
+
+def exposure_data(config, options, max_slate: int, refresh: bool = False):
+    """The study's ``ExposureData`` (pairs, user groups, target), cached per dataset, source,
+    target and seed so that every mode and cell reads the same pairs."""
+    from recprivacy.experiments.exposure import build_exposure
+    from recprivacy.experiments.runner import new_results
+
+    key = f"{config.dataset.name}-{options.source}-{config.model.name}-M{options.history_len}-N{max_slate}" \
+          f"-cap{options.max_pairs_per_user}-seed{config.seed}"  # fmt: skip
+    path = CACHE / f"exposure-{key}.pkl"
+    if path.exists() and not refresh:
+        return pickle.loads(path.read_bytes()), {"cached": str(path)}
+    data, cost = timed(lambda: build_exposure(config, options, new_results(config), max_slate))
+    CACHE.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(pickle.dumps(data))
+    tmp.replace(path)
+    return data, {"built": str(path), **cost}
+
+
+# ---------------------------------------------------------------------------- cells
+
+
+def append(path: Path, record: dict) -> None:
+    record = {**record, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "peak_rss_mb": peak_rss_mb()}
+    with path.open("a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
+def load_records(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def cell_key(record: dict) -> tuple:
+    """What identifies a cell (the last record of a key wins in the summary)."""
+    return tuple(record.get(k) for k in ("mode", "workload", "model", "seed", "N", "selection", "replacement", "L", "attacker"))
+
+
+def tables_cells(workload: str, config, options, data) -> Iterator[tuple[dict, Callable[[], dict]]]:
+    """(key, run) per model and seed of Tables 3-6, and the baselines once."""
+    from recprivacy.attacks.exposure import Vocabulary, evaluate_baselines
+    from recprivacy.experiments.exposure import CANDIDATES, make_attack, train_and_score
+
+    memo: dict[str, Any] = {}
+
+    def parts() -> dict[str, Any]:
+        if not memo:
+            memo.update(data.parts(options.slate_size, options))
+        return memo
+
+    def baselines() -> dict:
+        vocab = Vocabulary.from_pairs(parts()["train"], options.attacker.vocab)
+        return {c: evaluate_baselines(vocab, parts()["train"], parts()["test"], options.ks, c) for c in CANDIDATES}
+
+    yield {"mode": "tables", "workload": workload, "model": "baselines"}, baselines
+    for decoder in options.decoders:
+        for encoder in options.encoders:
+            for seed in options.seeds:
+                def run(encoder=encoder, decoder=decoder, seed=seed) -> dict:
+                    attack = make_attack(options, encoder, decoder, seed)
+                    out = train_and_score(attack, parts(), options.ks)
+                    return {**out, "valid_curve": attack.history_.valid, "pairs": {k: len(p) for k, p in parts().items()}}
+
+                yield {"mode": "tables", "workload": workload, "model": f"{encoder}+{decoder}", "seed": seed}, run
+
+
+def sweep_cells(workload: str, config, options, data) -> Iterator[tuple[dict, Callable[[], dict]]]:
+    from recprivacy.experiments.exposure import make_attack, train_and_score
+
+    seed = options.seeds[0]
+    for n in options.slate_sizes:
+        for decoder in options.decoders:
+            def run(n=n, decoder=decoder) -> dict:
+                parts = data.parts(n, options)
+                return train_and_score(make_attack(options, options.sweep_encoder, decoder, seed), parts, (10,))
+
+            yield {"mode": "sweep", "workload": workload, "model": f"{options.sweep_encoder}+{decoder}", "seed": seed, "N": n}, run
+
+
+def frozen_attacker(workload: str, config, options, parts):
+    """The protection study's frozen attacker, trained once and cached."""
+    from recprivacy.experiments.exposure import make_attack
+
+    encoder, _, decoder = options.protection.attacker.partition("+")
+    seed = options.seeds[0]
+    path = CACHE / f"exposure-{workload}-frozen-{encoder}+{decoder}-seed{seed}-config{config.seed}.pkl"
+    if path.exists():
+        return pickle.loads(path.read_bytes())
+    attack, cost = timed(lambda: make_attack(options, encoder, decoder, seed).fit(parts["train"], parts["valid"]))
+    CACHE.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(pickle.dumps(attack))
+    tmp.replace(path)
+    print(f"{workload}: frozen attacker {attack.name} trained in {cost['cpu_s']:.0f} CPU s", flush=True)
+    return attack
+
+
+def protection_cells(workload: str, config, options, data) -> Iterator[tuple[dict, Callable[[], dict]]]:
+    """(key, run) per (selection, replacement, L, attacker), and the no-information floor."""
+    from recprivacy.experiments.exposure import floor_row, item_embeddings, protection_point, protection_rows
+    from recprivacy.experiments.runner import new_results
+
+    opts = options.protection
+    seed = options.seeds[0]
+    state: dict[str, Any] = {}
+
+    def prepared() -> dict[str, Any]:
+        """Splits, attacker, test pairs, embeddings and clean scores, made on the first cell that runs."""
+        if not state:
+            parts = data.parts(options.slate_size, options)
+            attacker = frozen_attacker(workload, config, options, parts)
+            test = parts["test"].subset(attacker.vocab_.known_rows(parts["test"]))
+            emb = item_embeddings(data, parts["train"], opts.embedding_epochs, seed) if set(opts.selections) - {"random"} else None
+            state.update(parts=parts, attacker=attacker, test=test, emb=emb,
+                         clean=protection_point(attacker, test, data.source == "simulated"))  # fmt: skip
+        return state
+
+    base = {"mode": "protection", "workload": workload, "model": opts.attacker, "seed": seed}
+    yield {**base, "attacker": "no-information floor"}, lambda: {"row": floor_row(prepared()["attacker"], data, prepared()["test"], seed)}
+    for selection in opts.selections:
+        for replacement in opts.replacements:
+            adaptive = opts.adaptive == "all" or f"{selection}/{replacement}" in opts.adaptive
+            for ratio in opts.ratios:
+                for who in ("frozen", "adaptive") if adaptive else ("frozen",):
+                    def run(strategy=(selection, replacement, ratio), who=who) -> dict:
+                        s = prepared()
+                        rows = protection_rows(options, s["attacker"], data, s["parts"], s["test"], s["emb"], strategy,
+                                               who == "adaptive", s["clean"], new_results(config))  # fmt: skip
+                        return {"row": rows[-1]}
+
+                    yield {**base, "selection": selection, "replacement": replacement, "L": ratio, "attacker": who}, run
+
+
+CELLS = {"tables": tables_cells, "sweep": sweep_cells, "protection": protection_cells}
+
+
+def run_cells(mode: str, workloads: list[str], data_dir: str | None, runs: Path, resume: bool, only: set[str] | None) -> None:
+    done = {cell_key(r) for r in load_records(runs)} if resume else set()
+    for workload in workloads:
+        config, options = load_workload(workload, mode, data_dir)
+        max_slate = max([options.slate_size] + (options.slate_sizes if mode == "sweep" else []))
+        data = LazyData(lambda: exposure_data(config, options, max_slate))
+        for key, run in CELLS[mode](workload, config, options, data):
+            if cell_key(key) in done or (only and key["model"] not in only and key["model"] != "baselines"):
+                continue
+            result, cost = timed(run)
+            append(runs, {**key, **cost, "threads": threads_used(), "result": result})
+            print(f"{json.dumps(key)}: {cost['cpu_s']:.0f} CPU s, {cost['wall_s']:.0f} wall s", flush=True)
+
+
+class LazyData:
+    """The workload's ``ExposureData``, loaded (or built and cached) on first use, so a
+    fully resumed mode never touches the data."""
+
+    def __init__(self, load: Callable[[], tuple[Any, dict]]) -> None:
+        self._load, self._data = load, None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._data is None:
+            self._data, info = self._load()
+            print(f"pairs: {info}", flush=True)
+        return getattr(self._data, name)
+
+
+def threads_used() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+# ---------------------------------------------------------------------------- summary
+
+
+def summary(records: list[dict]) -> list[str]:
+    """The study's tables and checks (Markdown) from the cells' records."""
+    from recprivacy.experiments.exposure import (
+        FLOOR,
+        attack_checks,
+        attack_tables,
+        protection_checks,
+        protection_outputs,
+    )
+    from recprivacy.experiments.results import Results
+    from recprivacy.report.tables import markdown_table
+
+    latest = {cell_key(r): r for r in records}
+    out = []
+    for workload in dict.fromkeys(r["workload"] for r in latest.values()):
+        mine = [r for r in latest.values() if r["workload"] == workload]
+        results = Results(name=f"exposure-{workload}", study="exposure", config={})
+        tables = [r for r in mine if r["mode"] == "tables"]
+        runs = {(*r["model"].split("+"), r["seed"]): r["result"] for r in tables if r["model"] != "baselines"}
+        baselines = next((r["result"] for r in tables if r["model"] == "baselines"), None)
+        names = []
+        if runs and baselines:
+            _, options = load_workload(workload, "tables", None)
+            seeds = sorted({s for _, _, s in runs})
+            names += attack_tables(results, options.model_copy(update={"seeds": seeds}), runs, baselines, options.source)
+            checks = attack_checks(runs, baselines)
+            names.append(results.add_table("exposure-checks-attack", ["claim", "holds", "evidence"], checks,
+                                           "Acceptance checks of the attack grid"))  # fmt: skip
+            per_model = {}
+            for (e, d, _), r in runs.items():
+                per_model.setdefault(f"{e}+{d}", []).append(r)
+            names.append(results.add_table("exposure-cost", ["model", "seeds", "epochs (mean)", "fit CPU s (mean)",
+                                                             "train pairs/CPU s", "eval pairs/s"],
+                                           [[m, len(rs), _mean(rs, "epochs"), _mean(rs, "fit_cpu_seconds"), _mean(rs, "train_pairs_per_cpu_second"),
+                                             _mean(rs, "eval_pairs_per_second")] for m, rs in per_model.items()],
+                                           "Cost per cell (CPU seconds of the training loop)"))  # fmt: skip
+        sweep = sorted((r for r in mine if r["mode"] == "sweep"), key=lambda r: (r["N"], r["model"]))
+        if sweep:
+            names.append(results.add_table("exposure-slate-sweep", ["N", "model", "recall@10 (all)", "recall@10 (user log)", "epochs"],
+                                           [[r["N"], r["model"], r["result"]["all"]["recall@10"], r["result"]["user_log"]["recall@10"],
+                                             r["result"]["epochs"]] for r in sweep], "Slate size sweep (Figs. 6-7)"))  # fmt: skip
+        rows = [r["result"]["row"] for r in mine if r["mode"] == "protection"]
+        if rows:
+            rows.sort(key=lambda r: (r["attacker"] != FLOOR, r["selection"], r["replacement"], r["L"], r["attacker"] != "frozen"))
+            simulated = not math.isnan(rows[0]["next-item recall@N"])  # NaN for logged slates
+            table_names, _ = protection_outputs(results, rows, simulated)
+            names += table_names
+            names.append(results.add_table("exposure-checks-protection", ["claim", "holds", "evidence"],
+                                           protection_checks(rows, simulated), "Protection checks (frozen attacker)"))  # fmt: skip
+        out.append(f"## {workload}\n")
+        out += [markdown_table(results.tables[n].model_dump()) + "\n" for n in names]
+    return out
+
+
+def _mean(records: list[dict], key: str) -> float:
+    values = [r[key] for r in records if r.get(key) is not None]
+    return sum(values) / len(values) if values else float("nan")
+
+
+# ---------------------------------------------------------------------------- speed
+
+
+def run_speed(workload: str, data_dir: str | None, model: str) -> dict:
+    """One attacker end to end in this process (target and slates rebuilt, not cached)."""
+    from recprivacy.attacks.exposure import evaluate_baselines
+    from recprivacy.experiments.exposure import make_attack
+
+    n = threads()
+    config, options = load_workload(workload, "speed", data_dir)
+    data, build = timed(lambda: exposure_data(config, options, options.slate_size, refresh=True)[0])
+    parts = data.parts(options.slate_size, options)
     encoder, decoder = model.split("+")
-    attack = clock.run("fit_attack", ExposureAttack(encoder, decoder, seed=seed).fit, parts["train"], parts["valid"])
-    scores = clock.run("evaluate", lambda: {c: attack.evaluate(parts["test"], candidates=c) for c in ("all", "user_log")})
+    attack, fit = timed(lambda: make_attack(options, encoder, decoder, options.seeds[0]).fit(parts["train"], parts["valid"]))
+    scores, evaluate = timed(lambda: {c: attack.evaluate(parts["test"], candidates=c) for c in ("all", "user_log")})
     base = evaluate_baselines(attack.vocab_, parts["train"], parts["test"])
     epochs = len(attack.history_.losses)
-    n_test = scores["all"]["n_pairs"]
     return {
-        "workload": workload,
-        "model": model,
-        "pairs": {name: len(p) for name, p in parts.items()},
-        "vocabulary_items": attack.vocab_.n_items,
-        "test_pairs_dropped_oov": scores["all"]["n_dropped"],
-        "epochs": epochs,
-        "best_epoch": attack.history_.best_epoch + 1,
-        "stages": clock.stages,
-        "train_pairs_per_s_wall": len(parts["train"]) * epochs / clock.stages["fit_attack"]["wall_s"],
-        "train_pairs_per_s_cpu": len(parts["train"]) * epochs / clock.stages["fit_attack"]["cpu_s"],
-        "eval_pairs_per_s_wall": 2 * n_test / clock.stages["evaluate"]["wall_s"],
-        "total_wall_s": sum(s["wall_s"] for s in clock.stages.values()),
-        "total_cpu_s": sum(s["cpu_s"] for s in clock.stages.values()),
-        "recall@10_all": scores["all"]["recall@10"],
-        "recall@10_user_log": scores["user_log"]["recall@10"],
-        "best_baseline_recall@10_all": max(v["recall@10"] for v in base.values()),
+        "workload": workload, "model": model, "threads": n,
+        "pairs": {name: len(p) for name, p in parts.items()}, "vocabulary_items": attack.vocab_.n_items,
+        "test_pairs_dropped_oov": scores["all"]["n_dropped"], "epochs": epochs, "best_epoch": attack.history_.best_epoch + 1,
+        "stages": {"pairs (target + slates)": build, "fit_attack": fit, "evaluate": evaluate},
+        "train_pairs_per_cpu_s": len(parts["train"]) * epochs / fit["cpu_s"],
+        "eval_pairs_per_cpu_s": 2 * scores["all"]["n_pairs"] / evaluate["cpu_s"],
+        "total_wall_s": build["wall_s"] + fit["wall_s"] + evaluate["wall_s"],
+        "total_cpu_s": build["cpu_s"] + fit["cpu_s"] + evaluate["cpu_s"],
+        "recall@10_all": scores["all"]["recall@10"], "recall@10_user_log": scores["user_log"]["recall@10"],
         "baselines_recall@10_all": {k: v["recall@10"] for k, v in base.items()},
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        **extra,
-    }
+        "peak_rss_mb": peak_rss_mb(),
+    }  # fmt: skip
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=os.environ.get("RECPRIVACY_DATA", "../shared/datasets"))
-    parser.add_argument("--workloads", default="ml-1m,mind")
-    parser.add_argument("--model", default="att+transformer")
-    parser.add_argument("--max-pairs", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--child", default=None)
-    args = parser.parse_args()
-    if args.child:
-        print(json.dumps(run_one(args.child, args.data_dir, args.model, args.max_pairs, args.seed)))
-        return
+def speed(workloads: list[str], data_dir: str | None, model: str) -> None:
     rows = []
-    for workload in args.workloads.split(","):
-        cmd = [sys.executable, __file__, "--child", workload, "--data-dir", args.data_dir, "--model", args.model,
-               "--max-pairs", str(args.max_pairs), "--seed", str(args.seed)]  # fmt: skip
+    for workload in workloads:
+        cmd = [sys.executable, __file__, "--mode", "speed", "--child", workload, "--model", model]
+        cmd += ["--data-dir", data_dir] if data_dir else []
         out = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if out.returncode != 0:
             raise SystemExit(f"{workload} failed:\n{out.stderr[-2000:]}")
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
         print(json.dumps(rows[-1]), flush=True)
-    doc = {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "threads": os.environ.get("BENCH_THREADS", "2")},
-        "command": " ".join(sys.argv),
-        "results": rows,
-    }
-    path = Path(__file__).parent / "out" / "exposure.json"
+    doc = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+           "machine": {"platform": platform.platform(), "cpus": os.cpu_count()}, "command": " ".join(sys.argv), "results": rows}  # fmt: skip
+    path = OUT / "exposure.json"
     path.parent.mkdir(exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(doc, indent=2))
     tmp.replace(path)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=["speed", "tables", "sweep", "protection"], default="speed")
+    parser.add_argument("--data-dir", default=os.environ.get("RECPRIVACY_DATA"))
+    parser.add_argument("--workloads", default="ml-1m", help="comma-separated config prefixes of configs/exposure/")
+    parser.add_argument("--model", default="att+transformer", help="speed mode: the attacker")
+    parser.add_argument("--models", default=None, help="tables/sweep: only these encoder+decoder models (comma-separated)")
+    parser.add_argument("--runs", default=str(OUT / "exposure_runs.jsonl"), help="JSON-lines file of finished cells")
+    parser.add_argument("--resume", action="store_true", help="skip the cells already in --runs")
+    parser.add_argument("--summary-only", action="store_true", help="print the tables and checks of --runs and exit")
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    runs = Path(args.runs)
+    if args.child:
+        print(json.dumps(run_speed(args.child, args.data_dir, args.model)))
+        return
+    if not args.summary_only:
+        workloads = args.workloads.split(",")
+        if args.mode == "speed":
+            speed(workloads, args.data_dir, args.model)
+            return
+        threads()
+        runs.parent.mkdir(parents=True, exist_ok=True)
+        run_cells(args.mode, workloads, args.data_dir, runs, args.resume, set(args.models.split(",")) if args.models else None)
+    print("\n".join(summary(load_records(runs))))
 
 
 if __name__ == "__main__":
