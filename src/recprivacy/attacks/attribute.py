@@ -169,7 +169,9 @@ class AttributeAttacker:
     def _fit_dnn(self, z: np.ndarray, y: np.ndarray) -> _DNN:
         torch.manual_seed(self.seed)
         model = _DNN(z.shape[1], self.n_classes)
-        opt = torch.optim.Adam(model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        # foreach: the same arithmetic as the default loop (bitwise, checked), ~10% faster; fused=True
+        # would halve the time but changes weights in the last bit
+        opt = torch.optim.Adam(model.parameters(), lr=self.lr, weight_decay=self.weight_decay, foreach=True)
         xt, yt = torch.from_numpy(z), torch.from_numpy(y)
         with torch_threads(1):
             for _ in range(self.epochs):

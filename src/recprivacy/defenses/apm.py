@@ -83,19 +83,22 @@ class ClippedNoise:
     def perturb(self, uploads: dict[str, Tensor], components: dict[str, str], rngs: Sequence[np.random.Generator]) -> dict[str, Tensor]:
         """Clipped, noised copies of ``uploads``. Client ``i`` draws, from ``rngs[i]``, the noise
         of each component in order of first appearance, over the component's parameters
-        flattened and concatenated in upload order."""
+        flattened and concatenated in upload order (noise added in float64, the result cast
+        back to the upload's dtype; each client's row is written in place, without stacking)."""
         names = list(uploads)
         order = list(dict.fromkeys(components[n] for n in names))
-        out = {n: uploads[n].clamp(-self.delta, self.delta).reshape(len(rngs), -1).numpy().astype(np.float64) for n in names}
+        n = len(rngs)
+        out: dict[str, Tensor] = {}
         for component in order:
-            members = [n for n in names if components[n] == component]
-            flat = np.concatenate([out[n] for n in members], axis=1)
+            members = [m for m in names if components[m] == component]
+            flat = torch.cat([uploads[m].reshape(n, -1) for m in members], dim=1).clamp(-self.delta, self.delta)
             mech = self._mechanism(component)
-            noisy = np.stack([mech.perturb(flat[i], rng) for i, rng in enumerate(rngs)]) if len(rngs) else flat
-            bounds = np.cumsum([out[n].shape[1] for n in members])[:-1]
-            for n, part in zip(members, np.split(noisy, bounds, axis=1)):
-                out[n] = part
-        return {n: torch.as_tensor(out[n], dtype=uploads[n].dtype).reshape(uploads[n].shape) for n in names}
+            noisy = flat.numpy().copy()
+            for i, rng in enumerate(rngs):
+                noisy[i] = mech.perturb(noisy[i], rng)
+            parts = torch.from_numpy(noisy).split([uploads[m][0].numel() if n else 0 for m in members], dim=1)
+            out.update({m: part.reshape(uploads[m].shape) for m, part in zip(members, parts)})
+        return {m: out[m] for m in names}
 
     def privacy_statement(self, counts: dict[str, int], rounds: int = 1, delta: float = 1e-5) -> PrivacyStatement:
         """The claim for ``rounds`` uploads of ``counts[c]`` scalars per component (see the

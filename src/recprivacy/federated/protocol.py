@@ -285,7 +285,10 @@ class _LocalState:
 
     def final(self, model: FederatedModel) -> dict[str, Tensor]:
         if model.uses_neighbours:
-            self.tables += self.member[..., None] * self.shift[:, None, :]
+            # add each client's shift to its neighbourhood rows only (the same sums as a dense
+            # ``tables += member * shift``, without a [B, n_items, d] temporary)
+            rows, cols = torch.nonzero(self.member, as_tuple=True)
+            self.tables.view(-1, self.tables.shape[2]).index_add_(0, rows * self.tables.shape[1] + cols, self.shift[rows])
         if self.item_noise is not None:
             self.tables -= self.noise_shift[:, None, None] * self.item_noise
         return {ITEM: self.tables, **self.params}
