@@ -2,10 +2,9 @@
 paper 002 (Sec. 5.1.3, digest decision 25).
 
 Each step draws a Poisson sample of the training prefixes (every sample independently with
-probability ``q = batch_size / N``), computes every sample's gradient of all parameters with
-``torch.func`` (``vmap`` of ``grad`` over padded graph batches of ``CHUNK`` samples of similar
-input length, which halves the padding), clips each to
-L2 norm ``max_grad_norm``, sums them, adds ``N(0, (z max_grad_norm)² I)`` and divides by the
+probability ``q = batch_size / N``), clips every sample's gradient of all parameters to L2
+norm ``max_grad_norm`` (padded graph batches of ``BK_CHUNK`` samples of similar input length,
+which halves the padding), sums them, adds ``N(0, (z max_grad_norm)² I)`` and divides by the
 expected batch size ``q N``; Adam then steps as usual (post-processing). The noise multiplier
 ``z`` is the smallest that keeps ``n_epochs x round(1/q)`` steps within ``(eps2, delta)``
 under dp-accounting's RDP accountant (``privacy.accounting.dpsgd_noise_multiplier``).
@@ -21,13 +20,15 @@ f. The item table is read twice: as node embeddings (rows ``I_b`` of sample b, g
 softmax residual and ``z_b`` the session vector), so its squared norm adds the lookup Gram,
 ``2 Σ_r δ_b[I_br] (z_b · G_br)`` and ``|δ_b|² |z_b|²``. This computes exactly the clipped sum
 of the ``torch.func`` per-sample gradients (kept as ``per_sample="vmap"``, the reference the
-tests compare with, up to float rounding) at about the cost of one ordinary training step
-instead of ~10 (no ``[B, n_items, d]`` per-sample table gradients).
+tests compare with, up to float rounding) at ~92 ms instead of ~242 ms of CPU per step of 100
+samples on ml-1m (an ordinary SR-GNN step: ~55 ms): no ``[B, n_items, d]`` per-sample table
+gradients.
 
-Decision: per-sample clipping is written with ``torch.func`` rather than Opacus. Opacus 1.6
-would install without CUDA, but its layer hooks do not see the output layer here (scores are
-``z E_Vᵀ`` with the item embedding table, not an ``nn.Linear``), so its per-sample gradients
-would be incomplete; ``torch.func`` differentiates the whole function.
+Decision: per-sample clipping is written here (book-keeping, with ``torch.func``'s ``vmap`` of
+``grad`` as the reference) rather than with Opacus. Opacus 1.6 would install without CUDA, but
+its layer hooks do not see the output layer here (scores are ``z E_Vᵀ`` with the item embedding
+table, not an ``nn.Linear``), so its per-sample gradients would be incomplete; the book-keeping
+above adds that product's share by hand, and ``torch.func`` differentiates the whole function.
 
 The privacy unit is one training sample (a prefix and its next item), not an edge: one
 transition occurrence sits in up to ``edge_reuse()`` samples, so an edge-level or user-level
