@@ -72,7 +72,8 @@ def read_user_lines(file: Path, min_items: int = 1) -> pd.DataFrame:
     short = (lengths < 1 + min_items).to_numpy()
     if short.any():
         line = int(lengths.index[np.argmax(short)])
-        raise DataError(f"expected a user id followed by at least {min_items} item id(s)", file, line)
+        items = "one item id" if min_items == 1 else f"{min_items} item ids"
+        raise DataError(f"expected a user id followed by at least {items}", file, line)
     flat = tokens.explode()
     position = flat.groupby(level=0).cumcount().to_numpy()
     users = flat[position == 0]
