@@ -7,6 +7,9 @@ Every mode runs the protocol of ``recprivacy.experiments.exposure`` with the wor
   peak resident memory is its own: target recommender, slates, training, evaluation; wall and
   CPU seconds per stage, training and evaluation pairs per CPU second, Recall@10 beside the
   better baseline. Writes ``benchmarks/out/exposure.json``.
+* ``rates``: training and evaluation pairs per CPU second of every model (``--models``,
+  default all 12): one epoch of training (minus its validation pass), one validation pass
+  and the test evaluation under both candidate sets, on the cached pairs; JSON lines.
 * ``tables`` (Tables 3-6): one cell per (workload, encoder+decoder, seed).
 * ``sweep`` (Figs. 6-7): one cell per (workload, slate size N, decoder) with the sweep encoder.
 * ``protection`` (Figs. 8-13): the frozen attacker is trained once and cached; one cell per
@@ -24,6 +27,7 @@ vs point-wise decoding), the slate-size sweep, and the protection table with its
 
 Usage::
 
+    OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode rates --workloads ml-1m
     OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode tables --workloads ml-1m --resume
     OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode protection --workloads ml-1m --resume
     OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode sweep --workloads ml-1m --resume
@@ -34,6 +38,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -51,7 +56,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
 CACHE = OUT / "cache"
-SUFFIX = {"tables": "tables", "sweep": "slate-sweep", "protection": "protection", "speed": "tables"}
+SUFFIX = {"tables": "tables", "sweep": "slate-sweep", "protection": "protection", "speed": "tables", "rates": "tables"}
 
 
 def threads() -> int:
@@ -92,20 +97,27 @@ def load_workload(workload: str, mode: str, data_dir: str | None):
     return config, validate_options(ExposureOptions, config.study_options)
 
 
+def recipe(config, *more: Any) -> str:
+    """A short hash of the config's dataset (but its folder) and target sections and ``more``."""
+    sections = [config.dataset.model_dump(mode="json", exclude={"data_dir"}), config.model.model_dump(mode="json"), *more]
+    return hashlib.sha1(json.dumps(sections, sort_keys=True).encode()).hexdigest()[:8]
+
+
 def exposure_data(config, options, max_slate: int, refresh: bool = False):
-    """The study's ``ExposureData`` (pairs, user groups, target), cached per dataset, source,
-    target and seed so that every mode and cell reads the same pairs."""
+    """The study's ``ExposureData`` (pairs, user groups, target), cached per dataset and target
+    (their config sections), source, lengths and seed so that every mode and cell reads the
+    same pairs."""
     from recprivacy.experiments.exposure import build_exposure
     from recprivacy.experiments.runner import new_results
 
     key = f"{config.dataset.name}-{options.source}-{config.model.name}-M{options.history_len}-N{max_slate}" \
-          f"-cap{options.max_pairs_per_user}-seed{config.seed}"  # fmt: skip
+          f"-cap{options.max_pairs_per_user}-seed{config.seed}-{recipe(config)}"  # fmt: skip
     path = CACHE / f"exposure-{key}.pkl"
     if path.exists() and not refresh:
         return pickle.loads(path.read_bytes()), {"cached": str(path)}
     data, cost = timed(lambda: build_exposure(config, options, new_results(config), max_slate))
     CACHE.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(pickle.dumps(data))
     tmp.replace(path)
     return data, {"built": str(path), **cost}
@@ -178,12 +190,13 @@ def frozen_attacker(workload: str, config, options, parts):
 
     encoder, _, decoder = options.protection.attacker.partition("+")
     seed = options.seeds[0]
-    path = CACHE / f"exposure-{workload}-frozen-{encoder}+{decoder}-seed{seed}-config{config.seed}.pkl"
+    extra = [options.attacker.model_dump(mode="json"), options.history_len, options.slate_size, options.max_pairs_per_user, options.split]
+    path = CACHE / f"exposure-{workload}-frozen-{encoder}+{decoder}-seed{seed}-config{config.seed}-{recipe(config, *extra)}.pkl"
     if path.exists():
         return pickle.loads(path.read_bytes())
     attack, cost = timed(lambda: make_attack(options, encoder, decoder, seed).fit(parts["train"], parts["valid"]))
     CACHE.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(pickle.dumps(attack))
     tmp.replace(path)
     print(f"{workload}: frozen attacker {attack.name} trained in {cost['cpu_s']:.0f} CPU s", flush=True)
@@ -357,6 +370,25 @@ def run_speed(workload: str, data_dir: str | None, model: str) -> dict:
     }  # fmt: skip
 
 
+def rates(workload: str, data_dir: str | None, models: list[str] | None) -> Iterator[dict]:
+    """Pairs per CPU second of each model (module docstring, ``rates``)."""
+    from recprivacy.experiments.exposure import make_attack
+
+    config, options = load_workload(workload, "rates", data_dir)
+    data, _ = exposure_data(config, options, options.slate_size)
+    parts = data.parts(options.slate_size, options)
+    one_epoch = options.model_copy(update={"attacker": options.attacker.model_copy(update={"n_epochs": 1})})
+    for model in models or [f"{e}+{d}" for d in options.decoders for e in options.encoders]:
+        encoder, decoder = model.split("+")
+        attack, fit = timed(lambda: make_attack(one_epoch, encoder, decoder, options.seeds[0]).fit(parts["train"], parts["valid"]))
+        _, valid = timed(lambda: attack.evaluate(parts["valid"], (10,)))
+        _, test = timed(lambda: [attack.evaluate(parts["test"], options.ks, c) for c in ("all", "user_log")])
+        train_cpu = fit["cpu_s"] - valid["cpu_s"]
+        yield {"workload": workload, "model": model, "threads": threads_used(),
+               "train_pairs_per_cpu_s": len(parts["train"]) / train_cpu, "valid_pairs_per_cpu_s": len(parts["valid"]) / valid["cpu_s"],
+               "test_eval_pairs_per_cpu_s": 2 * len(parts["test"]) / test["cpu_s"], "cpu_s_per_epoch": fit["cpu_s"]}  # fmt: skip
+
+
 def speed(workloads: list[str], data_dir: str | None, model: str) -> None:
     rows = []
     for workload in workloads:
@@ -378,11 +410,11 @@ def speed(workloads: list[str], data_dir: str | None, model: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", choices=["speed", "tables", "sweep", "protection"], default="speed")
+    parser.add_argument("--mode", choices=["speed", "rates", "tables", "sweep", "protection"], default="speed")
     parser.add_argument("--data-dir", default=os.environ.get("RECPRIVACY_DATA"))
     parser.add_argument("--workloads", default="ml-1m", help="comma-separated config prefixes of configs/exposure/")
     parser.add_argument("--model", default="att+transformer", help="speed mode: the attacker")
-    parser.add_argument("--models", default=None, help="tables/sweep: only these encoder+decoder models (comma-separated)")
+    parser.add_argument("--models", default=None, help="rates/tables/sweep: only these encoder+decoder models (comma-separated)")
     parser.add_argument("--runs", default=str(OUT / "exposure_runs.jsonl"), help="JSON-lines file of finished cells")
     parser.add_argument("--resume", action="store_true", help="skip the cells already in --runs")
     parser.add_argument("--summary-only", action="store_true", help="print the tables and checks of --runs and exit")
@@ -398,6 +430,11 @@ def main() -> None:
             speed(workloads, args.data_dir, args.model)
             return
         threads()
+        if args.mode == "rates":
+            for workload in workloads:
+                for row in rates(workload, args.data_dir, args.models.split(",") if args.models else None):
+                    print(json.dumps(row), flush=True)
+            return
         runs.parent.mkdir(parents=True, exist_ok=True)
         run_cells(args.mode, workloads, args.data_dir, runs, args.resume, set(args.models.split(",")) if args.models else None)
     print("\n".join(summary(load_records(runs))))
