@@ -16,13 +16,17 @@ Usage::
     python benchmarks/federated_quality.py --summary-only
 
 By default every config also runs the DT / SVC / KNN attackers (``study_options.attackers``),
-so one training per (method, seed) gives both Table II and Table IV.
+so one training per (method, seed) gives both Table II and Table IV. Two processes with
+disjoint ``--methods`` may append to the same ``--runs`` file (one ``write`` per line).
+The DNN attacker dominates the cost (BENCHMARKS.md): ``--set study_options.attack_seeds=1``
+fits one ζ-split per trained model instead of five.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import time
 from datetime import datetime, timezone
@@ -65,6 +69,16 @@ def run_one(config_path: str, method: str, seed: int, data_dir: str | None, over
         "cpu_seconds": cpu, "wall_seconds": wall,
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }  # fmt: skip
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one line with a single ``write`` on an ``O_APPEND`` descriptor, so two benchmark
+    processes (e.g. one per core, with different ``--methods``) can share one runs file."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
 
 
 def load_records(path: Path) -> list[dict]:
@@ -240,8 +254,7 @@ def main() -> None:
                     if (base.name, method, seed) in done:
                         continue
                     record = run_one(str(ROOT / path if not Path(path).is_absolute() else path), method, seed, args.data_dir, args.set)
-                    with runs_path.open("a") as f:
-                        f.write(json.dumps(record) + "\n")
+                    append_line(runs_path, json.dumps(record))
                     m = record["metrics"]
                     print(f"{base.name} {method} seed {seed}: Hit@20 {m.get('d=64/hit@20', float('nan')):.3f} "
                           f"F1 gender {m.get('d=64/gender/zeta=0.1/dnn/all/weighted_f1_mean', float('nan')):.3f} "

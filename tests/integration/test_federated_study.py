@@ -85,7 +85,8 @@ def test_attribute_audit_section_reports_a_risk_row():
 
 
 def test_objective_perturbation_baselines_run_in_the_study_with_their_statements():
-    results = run_study(_config(methods=["fgerai", "fgerai_nl", "fdpmf"], attackers=["dnn"], components=["all"], rounds=2))
+    results = run_study(_config(methods=["fgerai", "fgerai_nl", "fdpmf"], attackers=["dnn"], components=["all"], rounds=2,
+                                holdout="random"))
     for method in ("fgerai", "fgerai_nl", "fdpmf"):
         assert 0.0 <= results.metrics[f"{method}/d=8/hit@20"] <= 1.0
         assert 0.0 <= results.metrics[f"{method}/d=8/gender/zeta=0.3/dnn/all/weighted_f1_mean"] <= 1.0
