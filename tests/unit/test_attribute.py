@@ -61,6 +61,15 @@ def test_learned_attackers_find_a_planted_signal(kind):
     assert report["weighted_f1"] > 0.85
 
 
+def test_fused_adam_dnn_is_the_same_attacker_up_to_rounding():
+    x, y = _separable()
+    known, unknown = zeta_split(len(y), 0.3, seed=0)
+    plain = AttributeAttacker("dnn", 2, seed=0).fit(x[known], y[known]).score(x[unknown])
+    fused = AttributeAttacker("dnn", 2, seed=0, fused_adam=True).fit(x[known], y[known]).score(x[unknown])
+    np.testing.assert_allclose(fused, plain, atol=1e-4)
+    assert attack_report(x, y, ("a", "b"), 0.3, seed=0, kind="dnn", fused_adam=True)["weighted_f1"] > 0.85
+
+
 @pytest.mark.parametrize("kind", ["random", "stratified", "majority"])
 def test_blind_attackers_stay_near_chance(kind):
     x, y = _separable()
