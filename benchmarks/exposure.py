@@ -12,7 +12,9 @@ Every mode runs the protocol of ``recprivacy.experiments.exposure`` with the wor
   and the test evaluation under both candidate sets, on the cached pairs; JSON lines.
 * ``tables`` (Tables 3-6): one cell per (workload, encoder+decoder, seed).
 * ``sweep`` (Figs. 6-7): one cell per (workload, slate size N, decoder) with the sweep encoder.
-* ``protection`` (Figs. 8-13): the frozen attacker is trained once and cached; one cell per
+* ``protection`` (Figs. 8-13): the frozen attacker is trained once and cached (the tables
+  mode caches it too when it trains that model and seed, so running it first saves one
+  training); one cell per
   (workload, selection, replacement, L, attacker) for the frozen attacker and, for the
   config's ``adaptive`` strategies, an attacker retrained on perturbed exposure; plus the
   no-information floor.
@@ -116,11 +118,16 @@ def exposure_data(config, options, max_slate: int, refresh: bool = False):
     if path.exists() and not refresh:
         return pickle.loads(path.read_bytes()), {"cached": str(path)}
     data, cost = timed(lambda: build_exposure(config, options, new_results(config), max_slate))
+    write_pickle(path, data)
+    return data, {"built": str(path), **cost}
+
+
+def write_pickle(path: Path, obj: Any) -> None:
+    """Pickle ``obj`` to ``path`` atomically (a per-process temporary file, then rename)."""
     CACHE.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(pickle.dumps(data))
+    tmp.write_bytes(pickle.dumps(obj))
     tmp.replace(path)
-    return data, {"built": str(path), **cost}
 
 
 # ---------------------------------------------------------------------------- cells
@@ -166,6 +173,8 @@ def tables_cells(workload: str, config, options, data) -> Iterator[tuple[dict, C
                 def run(encoder=encoder, decoder=decoder, seed=seed) -> dict:
                     attack = make_attack(options, encoder, decoder, seed)
                     out = train_and_score(attack, parts(), options.ks)
+                    if (attack.name, seed) == (options.protection.attacker, options.seeds[0]):
+                        write_pickle(attacker_path(workload, config, options, attack.name, seed), attack)
                     return {**out, "valid_curve": attack.history_.valid, "pairs": {k: len(p) for k, p in parts().items()}}
 
                 yield {"mode": "tables", "workload": workload, "model": f"{encoder}+{decoder}", "seed": seed}, run
@@ -184,21 +193,24 @@ def sweep_cells(workload: str, config, options, data) -> Iterator[tuple[dict, Ca
             yield {"mode": "sweep", "workload": workload, "model": f"{options.sweep_encoder}+{decoder}", "seed": seed, "N": n}, run
 
 
+def attacker_path(workload: str, config, options, model: str, seed: int) -> Path:
+    """Where a trained attacker is cached: the protection study's frozen attacker, which the
+    tables study saves when it trains the same model and seed on the same pairs."""
+    extra = [options.attacker.model_dump(mode="json"), options.history_len, options.slate_size, options.max_pairs_per_user, options.split]
+    return CACHE / f"exposure-{workload}-attacker-{model}-seed{seed}-config{config.seed}-{recipe(config, *extra)}.pkl"
+
+
 def frozen_attacker(workload: str, config, options, parts):
     """The protection study's frozen attacker, trained once and cached."""
     from recprivacy.experiments.exposure import make_attack
 
-    encoder, _, decoder = options.protection.attacker.partition("+")
-    seed = options.seeds[0]
-    extra = [options.attacker.model_dump(mode="json"), options.history_len, options.slate_size, options.max_pairs_per_user, options.split]
-    path = CACHE / f"exposure-{workload}-frozen-{encoder}+{decoder}-seed{seed}-config{config.seed}-{recipe(config, *extra)}.pkl"
+    model, seed = options.protection.attacker, options.seeds[0]
+    path = attacker_path(workload, config, options, model, seed)
     if path.exists():
         return pickle.loads(path.read_bytes())
+    encoder, _, decoder = model.partition("+")
     attack, cost = timed(lambda: make_attack(options, encoder, decoder, seed).fit(parts["train"], parts["valid"]))
-    CACHE.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(pickle.dumps(attack))
-    tmp.replace(path)
+    write_pickle(path, attack)
     print(f"{workload}: frozen attacker {attack.name} trained in {cost['cpu_s']:.0f} CPU s", flush=True)
     return attack
 
