@@ -34,6 +34,7 @@ Usage::
     OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode protection --workloads ml-1m --resume
     OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode sweep --workloads ml-1m --resume
     python benchmarks/exposure.py --summary-only
+    ... --set study_options.attacker.n_epochs=100 --runs benchmarks/out/exposure_runs_100.jsonl
     BENCH_THREADS=2 python benchmarks/exposure.py --mode speed --workloads ml-1m,mind
 """
 
@@ -58,6 +59,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
 CACHE = OUT / "cache"
+#: config overrides KEY=VALUE from ``--set`` (e.g. ``study_options.attacker.n_epochs=100``)
+OVERRIDES: list[str] = []
 SUFFIX = {"tables": "tables", "sweep": "slate-sweep", "protection": "protection", "speed": "tables", "rates": "tables"}
 
 
@@ -95,7 +98,7 @@ def load_workload(workload: str, mode: str, data_dir: str | None):
     path = ROOT / "configs" / "exposure" / f"{workload}.yaml"
     if not path.exists():
         path = path.with_name(f"{workload}-{SUFFIX[mode]}.yaml")
-    config = load_config(str(path), updates={"dataset.data_dir": data_dir} if data_dir else {})
+    config = load_config(str(path), overrides=OVERRIDES, updates={"dataset.data_dir": data_dir} if data_dir else {})
     return config, validate_options(ExposureOptions, config.study_options)
 
 
@@ -406,6 +409,7 @@ def speed(workloads: list[str], data_dir: str | None, model: str) -> None:
     for workload in workloads:
         cmd = [sys.executable, __file__, "--mode", "speed", "--child", workload, "--model", model]
         cmd += ["--data-dir", data_dir] if data_dir else []
+        cmd += [arg for item in OVERRIDES for arg in ("--set", item)]
         out = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if out.returncode != 0:
             raise SystemExit(f"{workload} failed:\n{out.stderr[-2000:]}")
@@ -430,8 +434,11 @@ def main() -> None:
     parser.add_argument("--runs", default=str(OUT / "exposure_runs.jsonl"), help="JSON-lines file of finished cells")
     parser.add_argument("--resume", action="store_true", help="skip the cells already in --runs")
     parser.add_argument("--summary-only", action="store_true", help="print the tables and checks of --runs and exit")
+    parser.add_argument("--set", action="append", default=[], help="config override KEY=VALUE (repeatable); "
+                        "use another --runs file for other settings, as cells are keyed without them")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    OVERRIDES.extend(args.set)
     runs = Path(args.runs)
     if args.child:
         print(json.dumps(run_speed(args.child, args.data_dir, args.model)))
