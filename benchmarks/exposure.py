@@ -30,7 +30,7 @@ vs point-wise decoding), the slate-size sweep, and the protection table with its
 Usage::
 
     OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode rates --workloads ml-1m
-    OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode tables --workloads ml-1m --resume
+    OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode tables --workloads ml-1m --resume [--models M1,M2] [--seeds 0,1]
     OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode protection --workloads ml-1m --resume
     OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode sweep --workloads ml-1m --resume
     python benchmarks/exposure.py --summary-only
@@ -257,7 +257,8 @@ def protection_cells(workload: str, config, options, data) -> Iterator[tuple[dic
 CELLS = {"tables": tables_cells, "sweep": sweep_cells, "protection": protection_cells}
 
 
-def run_cells(mode: str, workloads: list[str], data_dir: str | None, runs: Path, resume: bool, only: set[str] | None) -> None:
+def run_cells(mode: str, workloads: list[str], data_dir: str | None, runs: Path, resume: bool, only: set[str] | None,
+              seeds: set[int] | None = None) -> None:  # fmt: skip
     done = {cell_key(r) for r in load_records(runs)} if resume else set()
     for workload in workloads:
         config, options = load_workload(workload, mode, data_dir)
@@ -265,6 +266,8 @@ def run_cells(mode: str, workloads: list[str], data_dir: str | None, runs: Path,
         data = LazyData(lambda: exposure_data(config, options, max_slate))
         for key, run in CELLS[mode](workload, config, options, data):
             if cell_key(key) in done or (only and key["model"] not in only and key["model"] != "baselines"):
+                continue
+            if seeds is not None and key.get("seed", min(seeds)) not in seeds:
                 continue
             result, cost = timed(run)
             append(runs, {**key, **cost, "threads": threads_used(), "result": result})
@@ -431,6 +434,7 @@ def main() -> None:
     parser.add_argument("--workloads", default="ml-1m", help="comma-separated config prefixes of configs/exposure/")
     parser.add_argument("--model", default="att+transformer", help="speed mode: the attacker")
     parser.add_argument("--models", default=None, help="rates/tables/sweep: only these encoder+decoder models (comma-separated)")
+    parser.add_argument("--seeds", default=None, help="tables: only these seeds (comma-separated)")
     parser.add_argument("--runs", default=str(OUT / "exposure_runs.jsonl"), help="JSON-lines file of finished cells")
     parser.add_argument("--resume", action="store_true", help="skip the cells already in --runs")
     parser.add_argument("--summary-only", action="store_true", help="print the tables and checks of --runs and exit")
@@ -455,7 +459,8 @@ def main() -> None:
                     print(json.dumps(row), flush=True)
             return
         runs.parent.mkdir(parents=True, exist_ok=True)
-        run_cells(args.mode, workloads, args.data_dir, runs, args.resume, set(args.models.split(",")) if args.models else None)
+        run_cells(args.mode, workloads, args.data_dir, runs, args.resume, set(args.models.split(",")) if args.models else None,
+                  {int(x) for x in args.seeds.split(",")} if args.seeds else None)  # fmt: skip
     print("\n".join(summary(load_records(runs))))
 
 
