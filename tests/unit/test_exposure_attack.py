@@ -175,6 +175,8 @@ def test_code_skipping_drops_repeated_truths_and_early_ends() -> None:
     pairs = _pairs([[5, 2], [4, 4], [2, 5]], [[7, 2, 9], [7, 5, 9], [9, 4, 2]])
     for encoder in ("att", "mean"):
         attack = ExposureAttack(encoder, "gru", dim=8, n_epochs=1, skip="code").fit(pairs)
+        with torch.no_grad():
+            attack.net_.out_bias[attack.vocab_.eos] = -100.0  # [EOS] never wins
         assert attack.code_skipped(attack.encode(pairs)).tolist() == [False, True, False]  # [4, 4] repeats
         with torch.no_grad():
             attack.net_.out_bias[attack.vocab_.eos] = 100.0  # [EOS] wins every step over all tokens
