@@ -22,6 +22,8 @@ Usage::
 
     python benchmarks/upcsdg.py quality --dataset amazon-musical-instruments [--out-runs runs/bench]
     python benchmarks/upcsdg.py quality --from-run runs/bench/<run folder>   # re-check a finished run
+    python benchmarks/upcsdg.py quality --dataset ml-100k --set 'study_options.seeds=[1]' --tag seed1   # one seed per process,
+    python benchmarks/upcsdg.py quality --from-run <seed-0 run> --from-run <seed-1 run> ...             # then merged
     python benchmarks/upcsdg.py quality --dataset ml-100k --set 'study_options.parts=[membership]' --tag membership
     python benchmarks/upcsdg.py speed --dataset ml-100k --repeats 3
     python benchmarks/upcsdg.py markdown          # the tables for BENCHMARKS.md
@@ -45,8 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from recprivacy.config import load_config
-from recprivacy.experiments import load_results, run_config
-from recprivacy.experiments.upcsdg import ATTACKS, VARIANTS, synthesize
+from recprivacy.experiments import load_results, run_config, write_run
+from recprivacy.experiments.upcsdg import ATTACKS, VARIANTS, merge_runs, synthesize
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
@@ -97,8 +99,11 @@ def membership_checks(metrics: dict[str, float], grid_k: list[float], grid_gamma
 
 
 def quality(args: argparse.Namespace) -> None:
-    if args.from_run:
-        run_dir = Path(args.from_run)
+    if args.from_run and len(args.from_run) > 1:  # one process per seed: merge, then check the merged run
+        results = merge_runs([load_results(run) for run in args.from_run])
+        run_dir = write_run(results, args.out_runs)
+    elif args.from_run:
+        run_dir = Path(args.from_run[0])
         results = load_results(run_dir)
     else:
         config = load_config(ROOT / "configs" / "upcsdg" / f"{args.dataset}.yaml", args.set or [])
@@ -181,7 +186,8 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     q = sub.add_parser("quality")
     q.add_argument("--dataset", default="amazon-musical-instruments")
-    q.add_argument("--from-run")
+    q.add_argument("--from-run", action="append", help="re-check a finished run folder; several (runs of one "
+                   "config with different seeds, e.g. one process per seed) are merged into one run first")
     q.add_argument("--out-runs", default=str(ROOT / "runs" / "benchmarks"))
     q.add_argument("--set", action="append")
     q.add_argument("--tag", default="", help="Inserted in the output file name (e.g. 'membership').")

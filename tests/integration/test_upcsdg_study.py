@@ -141,3 +141,30 @@ def test_synthesize_bad_input_is_one_line(tmp_path, args, fragment):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and fragment in lines[0]
     assert not Path(tmp_path / "o").exists()
+
+
+def _one_seed_run(results, seed: int):
+    """The study run as if it had measured ``seed`` alone (its rows and its config)."""
+    table = results.tables["measurements"]
+    rows = [row for row in table.rows if row[table.columns.index("seed")] == seed]
+    config = {**results.config, "study_options": {**results.config["study_options"], "seeds": [seed]}}
+    return results.model_copy(update={"config": config, "tables": {"measurements": table.model_copy(update={"rows": rows})}})
+
+
+def test_runs_of_single_seeds_merge_into_the_multi_seed_result(study_run):
+    from recprivacy.experiments.upcsdg import merge_runs
+
+    results, _ = study_run
+    merged = merge_runs([_one_seed_run(results, 1), _one_seed_run(results, 0)])
+    assert merged.config["study_options"]["seeds"] == [0, 1]
+    assert merged.metrics.keys() == results.metrics.keys()
+    for key, value in results.metrics.items():
+        assert merged.metrics[key] == pytest.approx(value, nan_ok=True), key
+    for ours, theirs in zip(merged.tables["grid"].rows, results.tables["grid"].rows, strict=True):
+        assert ours == pytest.approx(theirs, nan_ok=True)
+    with pytest.raises(ConfigError, match="measured the same seed"):
+        merge_runs([_one_seed_run(results, 0), _one_seed_run(results, 0)])
+    other = _one_seed_run(results, 1)
+    other = other.model_copy(update={"config": {**other.config, "dataset": {**other.config["dataset"], "name": "ml-100k"}}})
+    with pytest.raises(ConfigError, match="differ in more than their seeds"):
+        merge_runs([_one_seed_run(results, 0), other])

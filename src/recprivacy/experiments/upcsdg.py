@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -41,7 +42,7 @@ from pydantic import Field, PositiveInt, field_validator
 from recprivacy.attacks.membership import AttackSpec, LabOptions, MembershipLab, popular_lists, popularity_ranking, user_features
 from recprivacy.attacks.membership.lists import personalised_lists
 from recprivacy.attacks.recovery import PopularityGuess, ReplacementRecoveryAttack, recovery_metrics
-from recprivacy.config import Config, StudyOptions, validate_options
+from recprivacy.config import Config, StudyOptions, load_config, validate_options
 from recprivacy.defenses.upcsdg import (
     UPCSDG,
     FrozenEmbeddings,
@@ -518,10 +519,46 @@ def run_upcsdg(config: Config, options: UPCSDGOptions) -> Results:
     results = new_results(config)
     seeds = options.seeds or [config.seed]
     rows = [row for seed in seeds for row in run_seed(config, options, seed, results)]
+    return render(results, options, pd.DataFrame(rows), seeds)
+
+
+def merge_runs(runs: Sequence[Results]) -> Results:
+    """One ``upcsdg`` result from runs of the same config that differ only in their seeds (for
+    example one process per seed): their per-seed ``measurements`` rows together, rendered again.
+    The report keeps the first run's dataset description; timings are summed."""
+    if not runs or any(r.study != "upcsdg" for r in runs):
+        raise ConfigError("merge_runs: expected one or more runs of the upcsdg study")
+    def without_seeds(config: dict[str, Any]) -> dict[str, Any]:
+        return {**config, "seed": None, "study_options": {**config.get("study_options", {}), "seeds": None}}
+    first = runs[0]
+    if any(without_seeds(r.config) != without_seeds(first.config) for r in runs[1:]):
+        raise ConfigError("merge_runs: the runs' configs differ in more than their seeds")
+    frames = [pd.DataFrame(r.tables["measurements"].rows, columns=r.tables["measurements"].columns) for r in runs]
+    frame = pd.concat(frames, ignore_index=True)
+    seeds = sorted(set(frame["seed"].astype(int)))
+    if len(frame.drop_duplicates(["seed"]).index) != sum(f["seed"].nunique() for f in frames):
+        raise ConfigError("merge_runs: two runs measured the same seed")
+    config = load_config(base={**first.config, "study_options": {**first.config["study_options"], "seeds": seeds}})
+    results = new_results(config)
+    results.dataset = dict(first.dataset)
+    for run in runs:
+        for key, value in run.timings.items():
+            results.timings[key] = results.timings.get(key, 0.0) + value
+    numeric = {c: pd.to_numeric(frame[c]) for c in frame if c not in _TEXT_COLUMNS}
+    return render(results, validate_options(UPCSDGOptions, config.study_options), frame.assign(**numeric), seeds)
+
+
+_TEXT_COLUMNS = ("kind", "variant", "model", "attack")
+"""Columns of the measurement rows that hold text; the others are numbers (None read back as NaN)."""
+
+
+def render(results: Results, options: UPCSDGOptions, frame: pd.DataFrame, seeds: list[int]) -> Results:
+    """Headline metrics, tables, figures and sections of the per-seed measurement rows ``frame``."""
+    config = results.config
     results.seeds.update({f"run_{n}": seed for n, seed in enumerate(seeds)})
-    m = Measurements(pd.DataFrame(rows))
+    m = Measurements(frame)
     add_metrics(results, m, options)
-    dataset = results.dataset.get("name", config.dataset.name)
+    dataset = results.dataset.get("name", config["dataset"]["name"])
     n = f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''}"
     if "table2" in options.parts:
         results.add_section("Table 2: recommenders on original and synthetic data", _table2_text(n),
