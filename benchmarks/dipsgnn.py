@@ -37,6 +37,7 @@ from recprivacy.experiments.dipsgnn import (
     run_method,
 )
 from recprivacy.experiments.runner import new_results
+from recprivacy.report import write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
@@ -136,9 +137,7 @@ def main() -> None:
     summary["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     print_summary(summary)
     out = OUT / "dipsgnn.json"
-    tmp = out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(summary, indent=2))
-    tmp.replace(out)
+    write_text_atomic(out, json.dumps(summary, indent=2))
     print(f"wrote {out}")
 
 

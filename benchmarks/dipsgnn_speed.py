@@ -37,6 +37,7 @@ from recprivacy.config import load_config, validate_options
 from recprivacy.experiments.dipsgnn import DIPSGNNOptions, build_method, evaluate_samples, prepare_sequences
 from recprivacy.experiments.runner import new_results
 from recprivacy.models.srgnn import SRGNN, SequenceSamples
+from recprivacy.report import write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = "SRGNN,APGNN,DIPSGNN,DIPSGNN_legacy,EdgeRand,DPSGD,BPRMF,LightGCN,SASRec,DPMF_imp,DPMF_exp"
@@ -110,9 +111,7 @@ def main() -> None:
               f"  (load {load:.2f}){extra}", flush=True)
     summary = {"platform": platform.platform(), "processor": platform.processor() or "unknown",
                "cpus": os.cpu_count(), "torch": torch.__version__, "training_interactions": len(data.train), "methods": rows}
-    tmp = out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(summary, indent=2))
-    tmp.replace(out)
+    write_text_atomic(out, json.dumps(summary, indent=2))
     print(f"wrote {out}")
 
 
