@@ -10,7 +10,13 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from recprivacy.defenses.upcsdg.generation import GenerationModule, assign_replacements, gumbel_softmax
+from recprivacy.defenses.upcsdg.generation import (
+    GenerationModule,
+    assign_replacements,
+    authors_replacements,
+    gumbel_softmax,
+    zero_original,
+)
 from recprivacy.defenses.upcsdg.model import similarity_hinge, utility_loss
 from recprivacy.defenses.upcsdg.selection import PairBatch, SelectionModule, replacement_counts, select_lowest
 from recprivacy.defenses.upcsdg.similarity import ItemSimilarity
@@ -180,3 +186,18 @@ def test_assign_replacements_greedy_without_duplicates_or_own_items():
     ])
     out = assign_replacements(np.array([0, 0, 0, 1]), csr, lambda pairs: table[pairs].clone())
     assert out.tolist() == [2, 3, 5, 5]
+
+
+def test_authors_masking_zeroes_only_the_original_and_allows_repeats():
+    # rows: pairs (u0, i0), (u0, i1), (u1, i4); user 0 owns {0, 1}, user 1 owns {4}
+    table = torch.tensor([
+        [9.0, 8.0, 5.0, 4.0, 1.0, 0.0],      # original 0 -> 0 * 9 = 0, best is owned item 1
+        [-3.0, -1.0, -2.0, -4.0, -5.0, -6.0],  # original 1 -> 0 beats every negative: identity
+        [0.0, 0.0, 1.0, 1.0, 9.0, 2.0],      # original 4 -> 0; best 5
+    ])
+    originals = np.array([0, 1, 4])
+    assert zero_original(table, torch.from_numpy(originals))[:, [0, 1, 4]].diagonal().tolist() == [0.0, 0.0, 0.0]
+    assert authors_replacements(originals, lambda pairs: table[pairs].clone()).tolist() == [1, 1, 5]
+    assert authors_replacements(originals, lambda pairs: table[pairs].clone(), "inf").tolist() == [1, 2, 5]
+    # blocks smaller than the pair count give the same answer
+    assert authors_replacements(originals, lambda pairs: table[pairs].clone(), block_pairs=2).tolist() == [1, 1, 5]

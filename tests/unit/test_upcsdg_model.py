@@ -126,6 +126,22 @@ def test_ablations_and_gumbel_export(train, embeddings):
         assert not table.duplicated(["user", "replacement_item"]).any()
 
 
+def test_authors_masking_lets_replacements_collapse(train, embeddings):
+    prefs = _prefs(train, 0.8, 0.9)
+    ours = UPCSDG(n_epochs=2, lambda_s=0.0, seed=0).fit(train, embeddings, prefs).generate()
+    theirs_model = UPCSDG(n_epochs=2, lambda_s=0.0, candidates="authors", seed=0).fit(train, embeddings, prefs)
+    theirs = theirs_model.generate()
+    assert len(theirs.replacements) == len(ours.replacements)       # same number of replaced pairs
+    table = theirs.replacements
+    repeats = table.duplicated(["user", "replacement_item"]).sum()
+    own = sum(r in s for r, s in zip(table["replacement_item"], [_sets(train)[u] for u in table["user"]]))
+    assert repeats + own > 0                                         # the utility term pulls onto the same items
+    assert len(theirs.data) < len(ours.data) == len(train)           # and they collapse in the release
+    assert theirs.summary["method"]["candidates"] == "authors"
+    with pytest.raises(ConfigError, match="candidates"):
+        UPCSDG(candidates="none")
+
+
 def test_export_round_trips_through_the_atomic_file_reader(tmp_path, train, fitted):
     release = fitted.generate()
     written = write_release(release, tmp_path / "out", "toy-synthetic")

@@ -14,6 +14,12 @@ For a selected pair ``(u, i)`` with the user's similarity cap ``γ_u``:
 * export (decision 9): deterministic argmax of the masked scores by default, or argmax after
   seeded Gumbel noise (a sample from ``softmax(h)``).
 
+``candidates="authors"`` in ``UPCSDG`` reproduces the released code's masking instead, for
+comparison only (``zero_original``, ``authors_replacements``): the original item's score is
+multiplied by 0 and nothing else is excluded, so a replacement may repeat one of the user's
+items, repeat another replacement, or even be the original item when every other score is
+negative; such repeats collapse into one interaction in the release.
+
 The Gumbel noise is drawn here from an explicit ``torch.Generator`` rather than with
 ``torch.nn.functional.gumbel_softmax``, which only uses the global random state: every random
 choice of the project takes its own seed.
@@ -76,6 +82,11 @@ def mask_consumed(scores: torch.Tensor, train_csr: sp.csr_matrix, pair_users: to
     return mask_items(scores, train_csr, pair_users.numpy())
 
 
+def zero_original(scores: torch.Tensor, originals: torch.Tensor) -> torch.Tensor:
+    """The released code's mask: each row's original item's score multiplied by 0 (not −inf)."""
+    return scores.index_put((torch.arange(len(originals)), originals), torch.zeros(()))
+
+
 PairScores = Callable[[torch.Tensor], torch.Tensor]
 """Maps indices of selected pairs ``[R]`` to candidate scores ``[R, n_items]`` (higher = better)."""
 
@@ -105,4 +116,23 @@ def assign_replacements(
                 raise ValueError("a user has no item left to receive as a replacement")
             taken[torch.from_numpy(rows), choice] = True
             out[pairs] = choice.numpy()
+    return out
+
+
+def authors_replacements(originals: np.ndarray, pair_scores: PairScores, exclude: str = "zero",
+                         block_pairs: int = 4096) -> np.ndarray:
+    """Argmax replacement of every selected pair as the released code chose it: only the
+    original item is masked (``exclude="zero"``: its score times 0; ``"inf"``: −inf, for the
+    random and fixed-similarity ablations, whose scores are never positive or never negative),
+    and repeats within a user are allowed."""
+    originals = np.asarray(originals, dtype=np.int64)
+    out = np.empty(len(originals), dtype=np.int64)
+    for lo in range(0, len(originals), block_pairs):
+        pairs = torch.arange(lo, min(lo + block_pairs, len(originals)))
+        scores, own = pair_scores(pairs), torch.from_numpy(originals[lo : lo + len(pairs)])
+        if exclude == "zero":
+            scores = zero_original(scores, own)
+        else:
+            scores = scores.index_put((torch.arange(len(pairs)), own), torch.tensor(-torch.inf))
+        out[lo : lo + len(pairs)] = scores.argmax(dim=1).numpy()
     return out

@@ -53,7 +53,15 @@ from torch import nn
 
 from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.upcsdg.embeddings import FrozenEmbeddings
-from recprivacy.defenses.upcsdg.generation import GenerationModule, assign_replacements, gumbel_noise, gumbel_softmax, mask_consumed
+from recprivacy.defenses.upcsdg.generation import (
+    GenerationModule,
+    assign_replacements,
+    authors_replacements,
+    gumbel_noise,
+    gumbel_softmax,
+    mask_consumed,
+    zero_original,
+)
 from recprivacy.defenses.upcsdg.preferences import PrivacyPreferences
 from recprivacy.defenses.upcsdg.release import SyntheticRelease, build_release
 from recprivacy.defenses.upcsdg.selection import PairBatch, SelectionModule, replacement_counts, select_lowest
@@ -65,6 +73,7 @@ from recprivacy.privacy.accounting import PrivacyStatement
 SELECTIONS = ("attention", "random")
 REPLACEMENTS = ("generator", "random", "fixed")
 EXPORT_SAMPLING = ("argmax", "gumbel")
+CANDIDATES = ("unconsumed", "authors")
 
 
 
@@ -116,6 +125,10 @@ class UPCSDG:
         replacement; the similarity the ``"fixed"`` ablation aims at (0.9).
     export_sampling:
         ``"argmax"`` (deterministic, default) or ``"gumbel"`` (a seeded sample).
+    candidates:
+        ``"unconsumed"`` (default, decision 8: every item of ``I_u`` is excluded and no user gets
+        the same replacement twice) or ``"authors"`` (compatibility: the released code's mask,
+        see ``generation.authors_replacements``; the release then holds fewer distinct items).
     min_replace:
         Least replacements per user (0: tiny users may keep every item, decision 1).
     seed:
@@ -151,6 +164,7 @@ class UPCSDG:
         replacement: str = "generator",
         fixed_similarity: float = 0.9,
         export_sampling: str = "argmax",
+        candidates: str = "unconsumed",
         min_replace: int = 0,
         seed: int = 0,
     ) -> None:
@@ -172,6 +186,7 @@ class UPCSDG:
         self.replacement = _choice("replacement", replacement, REPLACEMENTS)
         self.fixed_similarity = fixed_similarity
         self.export_sampling = _choice("export_sampling", export_sampling, EXPORT_SAMPLING)
+        self.candidates = _choice("candidates", candidates, CANDIDATES)
         self.min_replace = _positive("min_replace", min_replace, integer=True, zero=True)
         self.seed = seed
 
@@ -201,7 +216,10 @@ class UPCSDG:
             raise NotFittedError("UPCSDG is not fitted yet: call fit(train, embeddings, preferences) first")
         users, originals, order = self._select_all()
         scores = self._export_scores(users, originals)
-        replacements = assign_replacements(users, self.csr_, scores)
+        if self.candidates == "authors":
+            replacements = authors_replacements(originals, scores, "zero" if self.replacement == "generator" else "inf")
+        else:
+            replacements = assign_replacements(users, self.csr_, scores)
         o, r = torch.from_numpy(originals), torch.from_numpy(replacements)
         f_sim = self.similarity_.of_items(o, r).numpy().astype(np.float64)
         cosine = self.similarity_.cosine(o, r).numpy().astype(np.float64)
@@ -281,7 +299,9 @@ class UPCSDG:
         emb = self.embeddings_
         p_u = emb.users[users]
         gamma = self.gamma_[users]
-        scores = mask_consumed(self.generator_.scores(p_u, emb.items[originals], gamma, emb.items), self.csr_, users)
+        scores = self.generator_.scores(p_u, emb.items[originals], gamma, emb.items)
+        scores = (zero_original(scores, originals) if self.candidates == "authors"
+                  else mask_consumed(scores, self.csr_, users))
         q_v = gumbel_softmax(scores, self.tau, noise, hard=True) @ emb.items
         return similarity_hinge(self.similarity_.pairs(originals, q_v), gamma), utility_loss(p_u, q_v)
 
@@ -331,7 +351,8 @@ class UPCSDG:
         return scores
 
     def _method(self) -> dict[str, Any]:
-        keys = ("selection", "replacement", "sim_mode", "lambda_s", "lambda_g", "tau", "export_sampling", "seed")
+        keys = ("selection", "replacement", "sim_mode", "lambda_s", "lambda_g", "tau", "export_sampling", "candidates",
+                "seed")
         method = {key: getattr(self, key) for key in keys}
         if self.replacement == "fixed":
             method["fixed_similarity"] = self.fixed_similarity

@@ -67,17 +67,18 @@ def build_release(
     method: dict[str, Any],
 ) -> SyntheticRelease:
     """Assemble the release from the selected pairs ``(users, originals)`` and their
-    ``replacements`` (aligned arrays) on top of ``original``'s interactions."""
+    ``replacements`` (aligned arrays) on top of ``original``'s interactions; a replacement that
+    repeats a kept item or another replacement (possible only with the authors' masking)
+    collapses into one interaction."""
     csr = original.to_csr()
     csr.sort_indices()
     all_users = np.repeat(np.arange(original.n_users), np.diff(csr.indptr))
     keys = all_users * original.n_items + csr.indices
     kept = ~np.isin(keys, users * original.n_items + originals)
-    new_users = np.concatenate([all_users[kept], users])
-    new_items = np.concatenate([csr.indices[kept].astype(np.int64), replacements])
-    rows = np.lexsort((new_items, new_users))
+    released = np.unique(np.concatenate([keys[kept], users * original.n_items + replacements]))
     data = Interactions(
-        users=new_users[rows], items=new_items[rows], n_users=original.n_users, n_items=original.n_items,
+        users=released // original.n_items, items=released % original.n_items,
+        n_users=original.n_users, n_items=original.n_items,
         user_ids=original.user_ids, item_ids=original.item_ids, item_features=original.item_features,
         name=f"{original.name}-upcsdg", provenance=original.provenance,
     ).with_step("upcsdg", **method)
