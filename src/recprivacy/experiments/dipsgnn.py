@@ -455,17 +455,27 @@ def run_methods(methods: Sequence[str], data: SequenceData, options: DIPSGNNOpti
     return {m: r for m, r in runs.items() if r}
 
 
+def sweep_default(parameter: str, options: DIPSGNNOptions, backbone: dict[str, Any]) -> float:
+    """The study's own value of a swept parameter (T = ``n_steps`` lives in the backbone)."""
+    return backbone.get("n_steps", 1) if parameter == "n_steps" else getattr(options, parameter)
+
+
+def sweep_point(parameter: str, value: float, options: DIPSGNNOptions,
+                backbone: dict[str, Any]) -> tuple[DIPSGNNOptions, dict[str, Any]]:
+    """Options and backbone with ``parameter`` set to ``value`` (one point of Figs. 3-6)."""
+    if parameter == "n_steps":
+        return options, {**backbone, "n_steps": int(value)}
+    return options.model_copy(update={parameter: value}), backbone
+
+
 def run_sweep(sweep: SweepSpec, data: SequenceData, options: DIPSGNNOptions, backbone: dict[str, Any],
               results: Results, done: dict[str, list[MethodRun]]) -> tuple[str, str]:
     """Recall@20 of the sweep's methods at each value (table and figure); ``done`` holds the
     runs at the study's own settings, reused at the sweep point equal to them."""
     curves: dict[str, list[float]] = {m: [] for m in sweep.methods}
-    default = backbone.get("n_steps", 1) if sweep.parameter == "n_steps" else getattr(options, sweep.parameter)
+    default = sweep_default(sweep.parameter, options, backbone)
     for value in sweep.values:
-        if sweep.parameter == "n_steps":
-            point_options, point_backbone = options, {**backbone, "n_steps": int(value)}
-        else:
-            point_options, point_backbone = options.model_copy(update={sweep.parameter: value}), backbone
+        point_options, point_backbone = sweep_point(sweep.parameter, value, options, backbone)
         todo = [m for m in sweep.methods if not (value == default and m in done)]
         runs = {**{m: done[m] for m in sweep.methods if m not in todo},
                 **run_methods(todo, data, point_options, point_backbone, f"sweep {sweep.parameter}={value:g}")}

@@ -1,0 +1,138 @@
+"""DIPSGNN (paper 002) Figs. 3-6 on MovieLens-1M: Recall@20 against eps2, eps1, T and C, resumable.
+
+Runs the sweeps of ``configs/dipsgnn/ml-1m-sweeps.yaml`` one (parameter, value, method, seed) at
+a time and appends each finished run to a JSON-lines file (``--resume`` skips what is done), so
+the few CPU-days of the full sweeps can be spread over many sessions. The point of each sweep
+equal to the study's own setting (eps1 = 20, eps2 = 5, T = 1, C = 0.2) is not rerun: it is taken
+from the Table 2 runs of ``benchmarks/dipsgnn.py`` (``--table2-runs``). The summary prints one
+Markdown table per sweep (Recall@20 and MRR@20 x100, mean ± sd over the seeds present, the
+number of seeds in brackets) and writes ``benchmarks/out/dipsgnn_sweeps.json``.
+
+Usage::
+
+    OMP_NUM_THREADS=1 python benchmarks/dipsgnn_sweeps.py --data-dir ../shared/datasets --resume \\
+        [--sweeps eps2,eps1,n_steps,C] [--seeds 0] [--runs benchmarks/out/dipsgnn_sweep_runs.jsonl]
+    python benchmarks/dipsgnn_sweeps.py --summary-only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from dipsgnn import OUT, ROOT, load_records, record
+from recprivacy.config import load_config, validate_options
+from recprivacy.experiments.dipsgnn import (
+    METHODS,
+    DIPSGNNOptions,
+    SweepSpec,
+    prepare_sequences,
+    run_method,
+    sweep_default,
+    sweep_point,
+)
+from recprivacy.experiments.runner import new_results
+from recprivacy.report import write_text_atomic
+
+METRICS = ("recall@20", "mrr@20")
+
+
+def point_runs(sweep: SweepSpec, value: float, default: float, sweep_records: list[dict],
+               table2_records: list[dict]) -> dict[str, list[dict]]:
+    """Finished runs of one sweep point per method (the last run of a seed wins)."""
+    if value == default:  # the Table 2 runs, of the seeds this sweep has run elsewhere (all when none yet)
+        seeds = {r["seed"] for r in sweep_records if r["parameter"] == sweep.parameter}
+        chosen = [r for r in table2_records if r["method"] in sweep.methods and (not seeds or r["seed"] in seeds)]
+    else:
+        chosen = [r for r in sweep_records if r["parameter"] == sweep.parameter and r["value"] == value
+                  and r["method"] in sweep.methods]
+    latest = {(r["method"], r["seed"]): r for r in chosen}
+    return {m: [r for (method, _), r in sorted(latest.items()) if method == m] for m in sweep.methods}
+
+
+def summarise(sweeps: list[SweepSpec], defaults: dict[str, float], sweep_records: list[dict],
+              table2_records: list[dict]) -> dict:
+    """Mean, sd and seeds per sweep, value and method."""
+    out: dict = {}
+    for sweep in sweeps:
+        rows = []
+        for value in sweep.values:
+            runs = point_runs(sweep, value, defaults[sweep.parameter], sweep_records, table2_records)
+            cells = {m: {"seeds": [r["seed"] for r in rs],
+                         **{k: [float(np.mean([r["metrics"][k] for r in rs])),
+                                float(np.std([r["metrics"][k] for r in rs], ddof=1)) if len(rs) > 1 else 0.0]
+                            for k in METRICS if rs}}
+                     for m, rs in runs.items()}
+            rows.append({"value": value, "default": value == defaults[sweep.parameter], "methods": cells})
+        out[sweep.parameter] = rows
+    return out
+
+
+def markdown(summary: dict) -> str:
+    """One table per sweep; a cell is Recall@20 / MRR@20 (mean ± sd, [seeds])."""
+    parts = []
+    for parameter, rows in summary.items():
+        methods = list(rows[0]["methods"])
+        lines = [f"| {parameter} | " + " | ".join(f"{METHODS[m][1]}: Recall@20 / MRR@20" for m in methods) + " |",
+                 "|---" * (len(methods) + 1) + "|"]
+        for row in rows:
+            cells = []
+            for m in methods:
+                c = row["methods"][m]
+                cells.append("not run" if not c["seeds"] else
+                             " / ".join(f"{c[k][0]:.2f} ± {c[k][1]:.2f}" for k in METRICS) + f" [{len(c['seeds'])}]")
+            label = f"{row['value']:g}" + (" (Table 2 runs)" if row["default"] else "")
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--config", default=str(ROOT / "configs" / "dipsgnn" / "ml-1m-sweeps.yaml"))
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--sweeps", default=None, help="comma-separated parameters (default: every sweep)")
+    parser.add_argument("--seeds", default=None, help="comma-separated (default: the config's)")
+    parser.add_argument("--set", action="append", default=[], help="config override KEY=VALUE (repeatable)")
+    parser.add_argument("--runs", default=str(OUT / "dipsgnn_sweep_runs.jsonl"))
+    parser.add_argument("--table2-runs", default=str(OUT / "dipsgnn_runs.jsonl"))
+    parser.add_argument("--resume", action="store_true", help="skip (parameter, value, method, seed) already in --runs")
+    parser.add_argument("--summary-only", action="store_true")
+    args = parser.parse_args()
+    updates = {"dataset.data_dir": args.data_dir} if args.data_dir else {}
+    config = load_config(args.config, overrides=args.set, updates=updates)
+    options: DIPSGNNOptions = validate_options(DIPSGNNOptions, config.study_options)
+    backbone = {k: v for k, v in config.model.params.items() if k != "seed"}
+    wanted = set(args.sweeps.split(",")) if args.sweeps else {s.parameter for s in options.sweeps}
+    sweeps = [s for s in options.sweeps if s.parameter in wanted]
+    defaults = {s.parameter: sweep_default(s.parameter, options, backbone) for s in sweeps}
+    runs_path = Path(args.runs)
+    if not args.summary_only:
+        seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else options.seeds
+        done = {(r["parameter"], r["value"], r["method"], r["seed"]) for r in load_records(runs_path)} if args.resume else set()
+        data = prepare_sequences(config, options, new_results(config))
+        for sweep in sweeps:
+            for value in (v for v in sweep.values if v != defaults[sweep.parameter]):
+                point_options, point_backbone = sweep_point(sweep.parameter, value, options, backbone)
+                for seed in seeds:
+                    for method in sweep.methods:
+                        if (sweep.parameter, value, method, seed) in done:
+                            continue
+                        run = run_method(method, seed, data, point_options, point_backbone)
+                        runs_path.parent.mkdir(parents=True, exist_ok=True)
+                        with runs_path.open("a") as f:
+                            f.write(json.dumps({"parameter": sweep.parameter, "value": value, **record(run)}) + "\n")
+                        print(f"{sweep.parameter}={value:g} {method} seed {seed}: R@20 {run.metrics['recall@20']:.2f} "
+                              f"({run.fit_seconds:.0f} s, {run.epochs} epochs)", flush=True)
+    summary = summarise(sweeps, defaults, load_records(runs_path), load_records(Path(args.table2_runs)))
+    print(markdown(summary))
+    out = OUT / "dipsgnn_sweeps.json"
+    write_text_atomic(out, json.dumps(summary, indent=2) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
