@@ -40,6 +40,13 @@ def test_federated_study_renders_the_paper_tables_with_our_numbers():
     # Pure FedRec: the zero column of ΔE_U reveals the one-hot attribute exactly
     assert results.metrics["none/d=8/gender/zeta=0.3/zero-column/user/accuracy_mean"] == 1.0
     assert results.metrics["apm/d=8/epsilon_basic_composition"] > 1e3
+    assert results.metrics["none/d=8/attack_clients"] == 30  # the attack round samples half the clients
+
+
+def test_attack_round_can_take_every_client():
+    results = run_study(_config(methods=["none"], attackers=["knn"], components=["all"], attack_clients="all"))
+    assert results.metrics["none/d=8/attack_clients"] == 60
+    assert results.metrics["none/d=8/gender/zeta=0.3/zero-column/user/accuracy_mean"] == 1.0
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,10 @@ The study trains one federated recommender per defence (``methods``) with the in
 simulator, evaluates Hit@K / NDCG@K of the global model on the leave-one-out split (each
 user's latest interaction held out, digest §6/G20; full ranking, training items masked), then
 runs one extra attack round (digest G11) and attacks the uploads: for every attribute, ζ,
-attacker and component, ``attack_seeds`` random ζ-splits (mean ± std). It renders the layouts
+attacker and component, ``attack_seeds`` random ζ-splits (mean ± std). The attack round samples
+its clients like any other (``attack_clients: round``, G11's default, so the adversary knows ζ
+of about half the users); ``attack_clients: all`` lets every client take part (G11's option:
+ζ of all users, twice the known users and twice the targets). It renders the layouts
 of Tables II-VI and the Figure 4-7 analyses with the paper's numbers beside ours:
 
 * Table II / V -- DNN (AIA) weighted F1 per method, attribute and ζ;
@@ -200,6 +203,7 @@ class FederatedOptions(StudyOptions):
     )
     components: list[Literal["all", "user", "item", "mlp", "mlp1", "mlp2"]] = Field(default_factory=lambda: ["all"], min_length=1)
     attack_seeds: int = Field(5, ge=1)
+    attack_clients: Literal["round", "all"] = "round"
     fused_adam: bool = False
     eval_every: int = Field(10, ge=1)
     max_users: int | None = Field(None, ge=2)
@@ -258,7 +262,9 @@ def run_federated(config: Config, options: FederatedOptions) -> Results:
                                                         [m[f"hit@{ks[-1]}"] for _, m in history.evaluations])
             results.timings[f"round_seconds_median/{method}/d={dim}"] = float(np.median(history.round_seconds))
             with results.timed(f"attack/{method}/d={dim}"):
-                rows.update(_attack_round(sim, labels, feats.blocks, options, dim, method))
+                attacked, cells = _attack_round(sim, labels, feats.blocks, options, dim, method)
+                rows.update(cells)
+                results.metrics[f"{method}/d={dim}/attack_clients"] = float(attacked)
             statement = None
             if defence is not None:
                 counts = defaultdict(int)
@@ -282,10 +288,11 @@ def run_federated(config: Config, options: FederatedOptions) -> Results:
 
 
 def _attack_round(sim: FederatedSimulator, labels: dict, blocks: dict, options: FederatedOptions,
-                  dim: int, method: str) -> dict[tuple, dict]:
+                  dim: int, method: str) -> tuple[int, dict[tuple, dict]]:
     """Attack the uploads of one extra round: every attribute x ζ x attacker x component over
-    ``attack_seeds`` splits, plus the zero-column rule. Returns mean / std per cell."""
-    up = sim.run_round()
+    ``attack_seeds`` splits, plus the zero-column rule. Returns the number of clients attacked
+    and mean / std per cell."""
+    up = sim.run_round(np.arange(sim.train_csr.shape[0]) if options.attack_clients == "all" else None)
     deltas = up.pseudo_gradients(sim.local.lr)
     comps = sim.model.components()
     inputs = {c: component_matrix(deltas, comps, c) for c in options.components
@@ -303,7 +310,7 @@ def _attack_round(sim: FederatedSimulator, labels: dict, blocks: dict, options: 
                 reps = [multiclass_attack_report(y[u], pred[u], np.arange(len(names)))
                         for u in (zeta_split(len(y), zeta, s)[1] for s in range(options.attack_seeds))]
                 out[(dim, method, attribute, zeta, "zero-column", "user")] = _summary(reps)
-    return out
+    return len(up.users), out
 
 
 def _summary(reports: list[dict]) -> dict[str, float]:
