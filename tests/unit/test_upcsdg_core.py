@@ -201,3 +201,5 @@ def test_authors_masking_zeroes_only_the_original_and_allows_repeats():
     assert authors_replacements(originals, lambda pairs: table[pairs].clone(), "inf").tolist() == [1, 2, 5]
     # blocks smaller than the pair count give the same answer
     assert authors_replacements(originals, lambda pairs: table[pairs].clone(), block_pairs=2).tolist() == [1, 1, 5]
+    with pytest.raises(ValueError, match="exclude"):
+        authors_replacements(originals, lambda pairs: table[pairs].clone(), "none")

@@ -34,6 +34,7 @@ is the largest number of replacements of one user, never the number of users.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -119,12 +120,14 @@ def assign_replacements(
     return out
 
 
-def authors_replacements(originals: np.ndarray, pair_scores: PairScores, exclude: str = "zero",
+def authors_replacements(originals: np.ndarray, pair_scores: PairScores, exclude: Literal["zero", "inf"] = "zero",
                          block_pairs: int = 4096) -> np.ndarray:
     """Argmax replacement of every selected pair as the released code chose it: only the
     original item is masked (``exclude="zero"``: its score times 0; ``"inf"``: −inf, for the
     random and fixed-similarity ablations, whose scores are never positive or never negative),
     and repeats within a user are allowed."""
+    if exclude not in ("zero", "inf"):
+        raise ValueError(f"exclude: expected 'zero' or 'inf', got {exclude!r}")
     originals = np.asarray(originals, dtype=np.int64)
     out = np.empty(len(originals), dtype=np.int64)
     for lo in range(0, len(originals), block_pairs):
