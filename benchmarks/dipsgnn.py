@@ -32,7 +32,9 @@ from recprivacy.experiments.dipsgnn import (
     PAPER_TABLE2,
     DIPSGNNOptions,
     MethodRun,
+    gap_text,
     improvement,
+    ordering_text,
     prepare_sequences,
     run_method,
 )
@@ -83,8 +85,14 @@ def summarise(records: list[dict], column: str = "ML-1M") -> dict:
         }
     if "DIPSGNN" in runs and "EdgeRand" in runs:
         pairs = {k: improvement(runs["DIPSGNN"], runs["EdgeRand"], k) for k in PAPER_METRICS}
-        out["dipsgnn_vs_edgerand"] = {k: {"relative_percent": rel, "p_value": p if math.isfinite(p) else None}
-                                      for k, (rel, p) in pairs.items()}
+        edgerand = {k: {r.seed: r.metrics[k] for r in runs["EdgeRand"]} for k in PAPER_METRICS}
+        out["dipsgnn_vs_edgerand"] = {
+            k: {"relative_percent": rel, "p_value": p if math.isfinite(p) else None,
+                "seeds_won": sum(r.metrics[k] > edgerand[k][r.seed] for r in runs["DIPSGNN"] if r.seed in edgerand[k]),
+                "seeds_paired": sum(r.seed in edgerand[k] for r in runs["DIPSGNN"])}
+            for k, (rel, p) in pairs.items()}
+    out["gap"] = gap_text(runs)
+    out["ordering"] = ordering_text(runs, column)
     return out
 
 
@@ -97,7 +105,11 @@ def print_summary(summary: dict) -> None:
         for label, eps in s["epsilon"].items():
             print(f"    {label}: epsilon = {eps if eps is None else round(eps, 3)}")
     for k, v in summary.get("dipsgnn_vs_edgerand", {}).items():
-        print(f"DIPSGNN vs EdgeRand {k}: {v['relative_percent']:+.2f}% (paired t-test p = {v['p_value']})")
+        print(f"DIPSGNN vs EdgeRand {k}: {v['relative_percent']:+.2f}% (paired t-test p = {v['p_value']}; "
+              f"higher in {v['seeds_won']} of {v['seeds_paired']} seeds)")
+    for key in ("gap", "ordering"):
+        if summary.get(key):
+            print(summary[key])
 
 
 def main() -> None:
