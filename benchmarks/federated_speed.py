@@ -1,6 +1,7 @@
 """Seconds per federated round with the in-process simulator, per model (paper 004).
 
     python benchmarks/federated_speed.py [--dataset ml-100k] [--rounds 3] [--data-dir ../shared/datasets]
+    python benchmarks/federated_speed.py --models fedrec --rounds 100      # a whole training run, timed
     python benchmarks/federated_speed.py --methods none,apm,fgerai,fgerai_nl,fdpmf [--clients 0.1 --dataset ml-1m]
 
 Prints wall-clock and process-CPU seconds per round (median over rounds, after one warm-up
@@ -40,12 +41,17 @@ def main() -> None:
     parser.add_argument("--defence", default="none")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--methods", default=None, help="comma-separated study methods to time with FedRec")
+    parser.add_argument("--models", default=None, help=f"comma-separated models (default: all of {list(FEDERATED_MODELS)})")
     args = parser.parse_args()
+    models = args.models.split(",") if args.models else list(FEDERATED_MODELS)
+    unknown = sorted(set(models) - set(FEDERATED_MODELS))
+    if unknown:
+        parser.error(f"--models: unknown {unknown}; expected some of {list(FEDERATED_MODELS)}")
     data = load_dataset(args.dataset, args.data_dir)
     train, _ = temporal_split(data, leave_last=1)
     feats = user_features(train)
     out = {}
-    runs = [(m, None) for m in FEDERATED_MODELS] if args.methods is None else [("fedrec", m) for m in args.methods.split(",")]
+    runs = [(m, None) for m in models] if args.methods is None else [("fedrec", m) for m in args.methods.split(",")]
     for name, method in runs:
         baseline = make_baseline(method, feats.blocks) if method in BASELINES else None
         if baseline is not None and baseline.model:
@@ -63,8 +69,10 @@ def main() -> None:
             wall.append(time.perf_counter() - w)
             cpu.append(time.process_time() - c)
         key = name if method is None else method
-        out[key] = {"wall_s": statistics.median(wall), "cpu_s": statistics.median(cpu), "clients": sim.n_clients, "model": name}
-        print(f"{key:12s} clients {sim.n_clients}  wall {out[key]['wall_s']:.2f}s  cpu {out[key]['cpu_s']:.2f}s per round", flush=True)
+        out[key] = {"wall_s": statistics.median(wall), "cpu_s": statistics.median(cpu), "clients": sim.n_clients, "model": name,
+                    "rounds": args.rounds, "total_wall_s": sum(wall), "total_cpu_s": sum(cpu)}
+        print(f"{key:12s} clients {sim.n_clients}  wall {out[key]['wall_s']:.2f}s  cpu {out[key]['cpu_s']:.2f}s per round"
+              f"  ({args.rounds} rounds: {sum(wall):.0f}s wall, {sum(cpu):.0f}s cpu)", flush=True)
     stem = "federated_speed" if args.methods is None else f"federated_speed_methods-{args.dataset}"
     path = Path(__file__).resolve().parent / "out" / f"{stem}.json"
     path.parent.mkdir(exist_ok=True)
