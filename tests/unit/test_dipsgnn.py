@@ -58,6 +58,20 @@ def test_noise_has_std_sigma_fresh_for_each_direction_and_none_at_sigma_zero() -
     assert torch.equal(quiet.aggregate(h, a, a)[1], quiet.aggregate(h, a, a)[1])
 
 
+def test_the_noisy_messages_divided_by_C_do_not_depend_on_C() -> None:
+    """Theorem 4.2's sigma grows linearly in C and the rows have norm C, so A H̄ + noise is C times
+    one C-free quantity: C sets the scale the GRU reads, not the signal-to-noise ratio (Fig. 6)."""
+    h, a = torch.randn(3, 6, 9), torch.as_tensor(np.random.default_rng(1).integers(0, 3, (3, 6, 6)), dtype=torch.float32)
+    scaled = []
+    for C in (0.2, 0.6, 1.0):
+        sigma = DIPSGNN(C=C).sigma_
+        assert sigma / C == pytest.approx(0.237407 / 0.2, rel=1e-5)
+        m_in, m_out, hidden = layer(C=C, std=sigma, seed=7).train().aggregate(h, a, a)
+        scaled.append(torch.cat([m_in, m_out, hidden], dim=-1) / C)
+    for other in scaled[1:]:
+        assert torch.allclose(other, scaled[0], atol=1e-5)
+
+
 def test_only_noisy_scoring_keeps_its_batches_in_sample_order() -> None:
     assert layer(std=0.5).scores_are_random() and not layer(std=0.5, at_inference=False).scores_are_random()
     assert not layer(std=0.0).scores_are_random()
