@@ -44,6 +44,7 @@ OUT = ROOT / "benchmarks" / "out"
 DEFAULT_CONFIGS = ["configs/federated/ml-100k-table2.yaml", "configs/federated/ml-1m-table2.yaml",
                    "configs/federated/coat-table2.yaml"]
 ATTACKERS = ["dnn", "tree", "svc", "knn"]
+COMPONENTS = ["all", "user", "item", "mlp", "mlp1", "mlp2"]
 ORDER = ["none", "fedmf", "fdpmf", "fgerai", "fgerai_nl", "gaussian", "ldp", "fixrec_max", "fixrec_min", "apm"]
 # Pure FedRec's DNN weighted F1 at zeta = 0.1 that ours must reach (issue 7 acceptance; Table II)
 PURE_FLOOR = {"ml-100k": {"gender": 0.677, "age": 0.528}, "ml-1m": {"gender": 0.684, "age": 0.522}}
@@ -215,10 +216,25 @@ def print_summary(summary: dict) -> None:
                     row = "".join(f"{_fmt(c['metrics'].get(f'd=64/{attribute}/zeta={zetas[0]}/{a}/all/weighted_f1_mean')):>13} / {_paper(paper.get(a)):>5}"
                                   for a in ATTACKERS)
                     print(f"{METHOD_LABELS.get(m, m):<18}{attribute:<8}{row}")
+            print_components(cells, zetas[0])
         print("Checks (issue 7 acceptance, digest §9 targets):")
         for ch in s["checks"]:
             vals = ", ".join(f"{k}={_short(v)}" for k, v in ch["values"].items())
             print(f"  [{ch['status']:>4}] {ch['check']}: {vals}" + (f"  ({ch['paper']})" if ch["paper"] else ""))
+
+
+def print_components(cells: dict, zeta: float) -> None:
+    """Figure 4 layout, when the runs attacked parts of the update (``study_options.components``):
+    DNN weighted F1 per component at ``zeta``, mean±std over seeds."""
+    parts = [c for c in COMPONENTS if any(f"/dnn/{c}/weighted_f1_mean" in k for cell in cells.values() for k in cell["metrics"])]
+    if parts == ["all"]:
+        return
+    print(f"Figure 4 layout: DNN weighted F1 by component of the update at ζ={zeta}")
+    print(f"{'method':<18}{'attr':<8}" + "".join(f"{c:>14}" for c in parts))
+    for m, c in cells.items():
+        for attribute in ("gender", "age"):
+            row = "".join(f"{_fmt(c['metrics'].get(f'd=64/{attribute}/zeta={zeta}/dnn/{part}/weighted_f1_mean')):>14}" for part in parts)
+            print(f"{METHOD_LABELS.get(m, m):<18}{attribute:<8}{row}")
 
 
 def _short(v: object) -> str:
