@@ -72,7 +72,7 @@ def summarise(sweeps: list[SweepSpec], defaults: dict[str, float], sweep_records
 
 
 def markdown(summary: dict) -> str:
-    """One table per sweep; a cell is Recall@20 / MRR@20 (mean ± sd, [seeds])."""
+    """One table per sweep; a cell is Recall@20 / MRR@20 (mean ± sd, or the value of a single seed; [seeds])."""
     parts = []
     for parameter, rows in summary.items():
         methods = list(rows[0]["methods"])
@@ -82,8 +82,10 @@ def markdown(summary: dict) -> str:
             cells = []
             for m in methods:
                 c = row["methods"][m]
+                one = len(c["seeds"]) == 1  # no spread to show from a single seed
                 cells.append("not run" if not c["seeds"] else
-                             " / ".join(f"{c[k][0]:.2f} ± {c[k][1]:.2f}" for k in METRICS) + f" [{len(c['seeds'])}]")
+                             " / ".join(f"{c[k][0]:.2f}" + ("" if one else f" ± {c[k][1]:.2f}") for k in METRICS)
+                             + f" [{len(c['seeds'])}]")
             label = f"{row['value']:g}" + (" (Table 2 runs)" if row["default"] else "")
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
         parts.append("\n".join(lines))
