@@ -70,6 +70,18 @@ def test_fused_adam_dnn_is_the_same_attacker_up_to_rounding():
     assert attack_report(x, y, ("a", "b"), 0.3, seed=0, kind="dnn", fused_adam=True)["weighted_f1"] > 0.85
 
 
+def test_raw_inputs_skip_the_column_scaling():
+    # a weak signal column next to an uninformative column 1000x larger: kNN finds the signal
+    # only after z-scoring, since raw distances are the large column's
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 400)
+    x = np.stack([3.0 * y + rng.normal(size=400), 1000.0 * rng.normal(size=400)], axis=1).astype(np.float32)
+    raw = AttributeAttacker("knn", 2, seed=0, standardize=False).fit(x[:200], y[:200])
+    assert np.array_equal(raw.mean_, [0, 0]) and np.array_equal(raw.std_, [1, 1])
+    assert attack_report(x, y, ("a", "b"), 0.5, seed=0, kind="knn")["weighted_f1"] > 0.85
+    assert attack_report(x, y, ("a", "b"), 0.5, seed=0, kind="knn", standardize=False)["weighted_f1"] < 0.65
+
+
 @pytest.mark.parametrize("kind", ["random", "stratified", "majority"])
 def test_blind_attackers_stay_near_chance(kind):
     x, y = _separable()

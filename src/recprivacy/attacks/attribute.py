@@ -21,7 +21,8 @@ Attackers (``AttributeAttacker``):
   (scikit-learn ``DummyClassifier``), the blind baselines.
 
 All learned attackers see the same z-scored input, with mean and standard deviation fitted on
-the adversary's training users only. ``zero_column_attack`` is the trivial rule of digest §3.5:
+the adversary's training users only (G12); ``standardize=False`` feeds them the raw ΔΘ instead,
+an ablation that shows how much of an attack's strength comes from the column scaling. ``zero_column_attack`` is the trivial rule of digest §3.5:
 ``ΔE_U = Σ g x_uᵀ`` has an exactly zero column wherever the one-hot ``x_u`` is 0, so the
 column of the attribute block with the largest norm names the attribute (reported separately,
 as a finding beyond the paper).
@@ -120,6 +121,7 @@ class AttributeAttacker:
     lr: float = 1e-3
     weight_decay: float = 1e-4
     fused_adam: bool = False
+    standardize: bool = True
     fitted_rows_: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
@@ -131,8 +133,8 @@ class AttributeAttacker:
         y = np.asarray(y, dtype=np.int64)
         if len(x) != len(y) or len(y) == 0:
             raise DataError(f"attacker: {len(x)} feature rows but {len(y)} labels; expected the same, at least one")
-        self.mean_ = x.mean(axis=0)
-        self.std_ = x.std(axis=0)
+        self.mean_ = x.mean(axis=0) if self.standardize else np.zeros(x.shape[1], dtype=np.float32)
+        self.std_ = x.std(axis=0) if self.standardize else np.ones(x.shape[1], dtype=np.float32)
         self.std_[self.std_ == 0] = 1.0
         z = self._standard(x)
         self.fitted_rows_ = len(y)
@@ -188,12 +190,13 @@ class AttributeAttacker:
 
 def attack_report(
     x: np.ndarray, y: np.ndarray, class_names: tuple[str, ...], zeta: float, seed: int, kind: str = "dnn",
-    fused_adam: bool = False,
+    fused_adam: bool = False, standardize: bool = True,
 ) -> dict[str, Any]:
     """Train ``kind`` on the ζ share (seeded split) and report on the other clients
     (``metrics.attack.multiclass_attack_report``: weighted / macro F1, accuracy, baselines)."""
     known, unknown = zeta_split(len(y), zeta, seed)
-    attacker = AttributeAttacker(kind, len(class_names), seed, fused_adam=fused_adam).fit(x[known], y[known])
+    attacker = AttributeAttacker(kind, len(class_names), seed, fused_adam=fused_adam, standardize=standardize)
+    attacker.fit(x[known], y[known])
     report = multiclass_attack_report(y[unknown], attacker.score(x[unknown]), np.arange(len(class_names)))
     report.update({"n_known": len(known), "n_attacked": len(unknown)})
     return report

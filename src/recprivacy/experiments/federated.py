@@ -25,7 +25,8 @@ train federated MF, whatever ``model`` says. Each method's privacy statement is 
 ``privacy`` table.
 
 ``fused_adam``: the DNN attacker uses PyTorch's fused Adam (about 2x faster, not bitwise
-equal to the default; ``recprivacy.attacks.attribute``).
+equal to the default; ``recprivacy.attacks.attribute``). ``attack_inputs``: ``zscore`` (G12,
+the default) or ``raw``, the ablation that feeds the attackers the unscaled ΔΘ.
 
 ``holdout``: ``latest`` holds out each user's latest interaction (digest G20); ``random`` one
 seeded-random interaction per user, for datasets without timestamps (Coat), where "latest"
@@ -205,6 +206,7 @@ class FederatedOptions(StudyOptions):
     attack_seeds: int = Field(5, ge=1)
     attack_clients: Literal["round", "all"] = "round"
     fused_adam: bool = False
+    attack_inputs: Literal["zscore", "raw"] = "zscore"
     eval_every: int = Field(10, ge=1)
     max_users: int | None = Field(None, ge=2)
 
@@ -303,7 +305,8 @@ def _attack_round(sim: FederatedSimulator, labels: dict, blocks: dict, options: 
         for zeta in options.zetas:
             for component, x in inputs.items():
                 for kind in options.attackers:
-                    reps = [attack_report(x, y, names, zeta, seed, kind, options.fused_adam) for seed in range(options.attack_seeds)]
+                    reps = [attack_report(x, y, names, zeta, seed, kind, options.fused_adam, options.attack_inputs == "zscore")
+                            for seed in range(options.attack_seeds)]
                     out[(dim, method, attribute, zeta, kind, component)] = _summary(reps)
             if "E_U" in deltas and attribute in blocks:
                 pred = zero_column_attack(deltas["E_U"], blocks[attribute])
