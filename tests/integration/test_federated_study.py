@@ -41,6 +41,16 @@ def test_federated_study_renders_the_paper_tables_with_our_numbers():
     assert results.metrics["none/d=8/gender/zeta=0.3/zero-column/user/accuracy_mean"] == 1.0
     assert results.metrics["apm/d=8/epsilon_basic_composition"] > 1e3
     assert results.metrics["none/d=8/attack_clients"] == 30  # the attack round samples half the clients
+    assert "z-scored over their known users" in results.sections[0].text
+
+
+def test_raw_attack_inputs_change_the_knn_attack_and_are_stated_in_the_report():
+    options = {"methods": ["none"], "attackers": ["knn"], "components": ["all"]}
+    zscored, raw = run_study(_config(**options)), run_study(_config(**options, attack_inputs="raw"))
+    assert "raw ΔΘ" in raw.sections[0].text and "raw ΔΘ" not in zscored.sections[0].text
+    key = "none/d=8/gender/zeta=0.3/knn/all/weighted_f1_mean"
+    assert raw.metrics["none/d=8/hit@20"] == zscored.metrics["none/d=8/hit@20"]  # same training
+    assert raw.metrics[key] != zscored.metrics[key]  # kNN distances depend on the column scaling
 
 
 def test_attack_round_can_take_every_client():

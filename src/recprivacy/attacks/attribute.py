@@ -22,7 +22,9 @@ Attackers (``AttributeAttacker``):
 
 All learned attackers see the same z-scored input, with mean and standard deviation fitted on
 the adversary's training users only (G12); ``standardize=False`` feeds them the raw ΔΘ instead,
-an ablation that shows how much of an attack's strength comes from the column scaling. ``zero_column_attack`` is the trivial rule of digest §3.5:
+an ablation that shows how much of an attack's strength comes from the column scaling.
+
+``zero_column_attack`` is the trivial rule of digest §3.5:
 ``ΔE_U = Σ g x_uᵀ`` has an exactly zero column wherever the one-hot ``x_u`` is 0, so the
 column of the attribute block with the largest norm names the attribute (reported separately,
 as a finding beyond the paper).

@@ -117,6 +117,10 @@ PAPER_F1 = {
     ("ml-100k", "fgerai_nl", "gender", 0.1): 0.657, ("ml-100k", "fgerai_nl", "gender", 0.2): 0.658,
     ("ml-1m", "fgerai_nl", "gender", 0.1): 0.634, ("ml-1m", "fgerai_nl", "gender", 0.2): 0.665,
 }  # fmt: skip
+INPUT_NOTES = {
+    "zscore": "The attackers read ΔΘ z-scored over their known users (digest G12).",
+    "raw": "The attackers read the raw ΔΘ (the `attack_inputs: raw` ablation, not the paper's G12 z-scoring).",
+}
 # Table IV (zeta = 0.1): (dataset, method, attribute) -> {attacker: F1}.
 PAPER_BY_ATTACKER = {
     ("ml-100k", "none", "age"): {"tree": 0.427, "svc": 0.465, "knn": 0.491, "dnn": 0.528},
@@ -384,6 +388,7 @@ def _render(results: Results, dataset: str, options: FederatedOptions, ks: list[
         f"{options.clients_per_round} of the users per round, {options.local_epochs} local epochs of SGD "
         f"(lr {options.lr}, batch {options.batch_size}, {options.n_negatives} negatives per positive), init N(0, {options.init_std}²). "
         "The attacker is the honest-but-curious server on one extra round's uploads; F1 is weighted F1 (digest G13). "
+        f"{INPUT_NOTES[options.attack_inputs]} "
         "The zero-column rule reads which one-hot column of ΔE_U is non-zero (digest §3.5): it is the strongest known attack "
         "and is reported beside, not instead of, the paper's."
     )
