@@ -70,6 +70,7 @@ def test_attack_round_can_take_every_client():
         ({"methods": ["fgerai"], "eps_x": 0}, "eps_x"),
         ({"methods": ["fgerai_nl"], "eps_f": -1}, "eps_f"),
         ({"methods": ["fdpmf"], "eps_dpmf": 0}, "F-DPMF epsilon"),
+        ({"attack_inputs": "scaled"}, "attack_inputs: Input should be 'zscore' or 'raw'"),
     ],
 )
 def test_bad_study_options_are_one_line_config_errors(options, match):
