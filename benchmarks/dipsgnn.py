@@ -1,10 +1,12 @@
-"""DIPSGNN (paper 002) Table 2 on MovieLens-1M: every method x seed, resumable.
+"""DIPSGNN (paper 002) Table 2 layout for one dataset: every method x seed, resumable.
 
-Runs the protocol of ``recprivacy.experiments.dipsgnn`` (config ``configs/dipsgnn/ml-1m.yaml``)
+Runs the protocol of ``recprivacy.experiments.dipsgnn`` (``--config``, default
+``configs/dipsgnn/ml-1m.yaml``; ``ml-100k.yaml`` and ``yelp.yaml`` run the same way)
 one (method, seed) at a time and appends each finished run to a JSON-lines file, so a long
 benchmark survives interruptions (``--resume`` skips what is done). The summary prints Table 2
 (means over seeds, the paper's numbers beside ours, DIPSGNN vs EdgeRand with a paired t-test),
-the composed epsilons and the time per epoch, and writes ``benchmarks/out/dipsgnn.json``.
+the composed epsilons and the time per epoch, and writes it as JSON to ``--out``
+(default ``benchmarks/out/dipsgnn.json``).
 
 Usage::
 
@@ -28,6 +30,7 @@ import torch
 from recprivacy.config import load_config, validate_options
 from recprivacy.experiments.dipsgnn import (
     METHODS,
+    PAPER_COLUMN_OF,
     PAPER_METRICS,
     PAPER_TABLE2,
     DIPSGNNOptions,
@@ -58,7 +61,7 @@ def load_records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def summarise(records: list[dict], column: str = "ML-1M") -> dict:
+def summarise(records: list[dict], column: str | None = "ML-1M") -> dict:
     """Means, stds, paper values, improvements and epsilons per method (the last run of a
     (method, seed) pair wins)."""
     latest = {(r["method"], r["seed"]): r for r in records}
@@ -78,7 +81,7 @@ def summarise(records: list[dict], column: str = "ML-1M") -> dict:
             "mean": {k: float(np.mean([r["metrics"][k] for r in rs])) for k in PAPER_METRICS},
             "std": {k: float(np.std([r["metrics"][k] for r in rs], ddof=1)) if len(rs) > 1 else 0.0 for k in PAPER_METRICS},
             "masked_mean": {k: float(np.mean([r["masked"][k] for r in rs])) for k in PAPER_METRICS},
-            "paper": dict(zip(PAPER_METRICS, PAPER_TABLE2[column].get(m, (None,) * 4))),
+            "paper": dict(zip(PAPER_METRICS, PAPER_TABLE2.get(column or "", {}).get(m, (None,) * 4))),
             "epsilon": eps,
             "seconds_per_epoch_median": float(np.median([r["fit_seconds"] / max(r["epochs"], 1) for r in rs])),
             "epochs_median": float(np.median([r["epochs"] for r in rs])),
@@ -122,13 +125,14 @@ def main() -> None:
     parser.add_argument("--runs", default=str(OUT / "dipsgnn_runs.jsonl"), help="JSON-lines file of finished runs")
     parser.add_argument("--resume", action="store_true", help="skip (method, seed) pairs already in --runs")
     parser.add_argument("--summary-only", action="store_true")
+    parser.add_argument("--out", default=str(OUT / "dipsgnn.json"), help="where the summary JSON goes")
     args = parser.parse_args()
     runs_path = Path(args.runs)
     runs_path.parent.mkdir(parents=True, exist_ok=True)
+    updates = {"dataset.data_dir": args.data_dir} if args.data_dir else {}
+    config = load_config(args.config, overrides=args.set, updates=updates)
+    options: DIPSGNNOptions = validate_options(DIPSGNNOptions, config.study_options)
     if not args.summary_only:
-        updates = {"dataset.data_dir": args.data_dir} if args.data_dir else {}
-        config = load_config(args.config, overrides=args.set, updates=updates)
-        options: DIPSGNNOptions = validate_options(DIPSGNNOptions, config.study_options)
         methods = args.methods.split(",") if args.methods else options.methods
         seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else options.seeds
         done = {(r["method"], r["seed"]) for r in load_records(runs_path)} if args.resume else set()
@@ -143,12 +147,12 @@ def main() -> None:
                     f.write(json.dumps(record(run)) + "\n")
                 print(f"{method} seed {seed}: R@20 {run.metrics['recall@20']:.2f} M@20 {run.metrics['mrr@20']:.2f} "
                       f"({run.fit_seconds:.0f} s, {run.epochs} epochs)", flush=True)
-    summary = summarise(load_records(runs_path))
+    summary = summarise(load_records(runs_path), options.paper_column or PAPER_COLUMN_OF.get(config.dataset.name))
     summary["machine"] = {"platform": platform.platform(), "processor": platform.processor() or "unknown",
                           "torch_threads": torch.get_num_threads(), "python": platform.python_version()}
     summary["date"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     print_summary(summary)
-    out = OUT / "dipsgnn.json"
+    out = Path(args.out)
     write_text_atomic(out, json.dumps(summary, indent=2))
     print(f"wrote {out}")
 
