@@ -61,7 +61,7 @@ def load_records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def summarise(records: list[dict], column: str | None = "ML-1M") -> dict:
+def summarise(records: list[dict], column: str | None) -> dict:
     """Means, stds, paper values, improvements and epsilons per method (the last run of a
     (method, seed) pair wins)."""
     latest = {(r["method"], r["seed"]): r for r in records}
