@@ -46,6 +46,8 @@ from recprivacy.report import write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
+#: committed JSON-lines records of finished runs (they outlive a session's machine)
+RESULTS = ROOT / "benchmarks" / "results"
 
 
 def record(run: MethodRun) -> dict:
@@ -122,7 +124,7 @@ def main() -> None:
     parser.add_argument("--methods", default=None, help="comma-separated (default: the config's)")
     parser.add_argument("--seeds", default=None, help="comma-separated (default: the config's)")
     parser.add_argument("--set", action="append", default=[], help="config override KEY=VALUE (repeatable)")
-    parser.add_argument("--runs", default=str(OUT / "dipsgnn_runs.jsonl"), help="JSON-lines file of finished runs")
+    parser.add_argument("--runs", default=str(RESULTS / "dipsgnn_runs.jsonl"), help="JSON-lines file of finished runs")
     parser.add_argument("--resume", action="store_true", help="skip (method, seed) pairs already in --runs")
     parser.add_argument("--summary-only", action="store_true")
     parser.add_argument("--out", default=str(OUT / "dipsgnn.json"), help="where the summary JSON goes")

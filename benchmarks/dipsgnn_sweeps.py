@@ -11,7 +11,7 @@ number of seeds in brackets) and writes ``benchmarks/out/dipsgnn_sweeps.json``.
 Usage::
 
     OMP_NUM_THREADS=1 python benchmarks/dipsgnn_sweeps.py --data-dir ../shared/datasets --resume \\
-        [--sweeps eps2,eps1,n_steps,C] [--seeds 0] [--runs benchmarks/out/dipsgnn_sweep_runs.jsonl]
+        [--sweeps eps2,eps1,n_steps,C] [--seeds 0] [--runs benchmarks/results/dipsgnn_sweep_runs.jsonl]
     python benchmarks/dipsgnn_sweeps.py --summary-only
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dipsgnn import OUT, ROOT, load_records, record
+from dipsgnn import OUT, RESULTS, ROOT, load_records, record
 from recprivacy.config import load_config, validate_options
 from recprivacy.experiments.dipsgnn import (
     METHODS,
@@ -99,8 +99,8 @@ def main() -> None:
     parser.add_argument("--sweeps", default=None, help="comma-separated parameters (default: every sweep)")
     parser.add_argument("--seeds", default=None, help="comma-separated (default: the config's)")
     parser.add_argument("--set", action="append", default=[], help="config override KEY=VALUE (repeatable)")
-    parser.add_argument("--runs", default=str(OUT / "dipsgnn_sweep_runs.jsonl"))
-    parser.add_argument("--table2-runs", default=str(OUT / "dipsgnn_runs.jsonl"))
+    parser.add_argument("--runs", default=str(RESULTS / "dipsgnn_sweep_runs.jsonl"))
+    parser.add_argument("--table2-runs", default=str(RESULTS / "dipsgnn_runs.jsonl"))
     parser.add_argument("--resume", action="store_true", help="skip (parameter, value, method, seed) already in --runs")
     parser.add_argument("--summary-only", action="store_true")
     args = parser.parse_args()

@@ -20,7 +20,7 @@ Every mode runs the protocol of ``recprivacy.experiments.exposure`` with the wor
   no-information floor.
 
 Each finished cell is appended as one JSON line to ``--runs`` (default
-``benchmarks/out/exposure_runs.jsonl``) with its CPU and wall seconds; ``--resume`` skips the
+``benchmarks/results/exposure_runs.jsonl``, committed) with its CPU and wall seconds; ``--resume`` skips the
 cells already there, so the study survives interruptions. The simulated pairs (and the target
 recommender) are built once per workload and seed and cached under ``benchmarks/out/cache/``.
 ``--summary-only`` prints the study's own tables from the JSON lines: Tables 3-6 with the
@@ -59,6 +59,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
 CACHE = OUT / "cache"
+#: committed JSON-lines records of finished cells (they outlive a session's machine)
+RESULTS = ROOT / "benchmarks" / "results"
 #: config overrides KEY=VALUE from ``--set`` (e.g. ``study_options.attacker.n_epochs=100``)
 OVERRIDES: list[str] = []
 SUFFIX = {"tables": "tables", "sweep": "slate-sweep", "protection": "protection", "speed": "tables", "rates": "tables"}
@@ -435,7 +437,7 @@ def main() -> None:
     parser.add_argument("--model", default="att+transformer", help="speed mode: the attacker")
     parser.add_argument("--models", default=None, help="rates/tables/sweep: only these encoder+decoder models (comma-separated)")
     parser.add_argument("--seeds", default=None, help="tables: only these seeds (comma-separated)")
-    parser.add_argument("--runs", default=str(OUT / "exposure_runs.jsonl"), help="JSON-lines file of finished cells")
+    parser.add_argument("--runs", default=str(RESULTS / "exposure_runs.jsonl"), help="JSON-lines file of finished cells")
     parser.add_argument("--resume", action="store_true", help="skip the cells already in --runs")
     parser.add_argument("--summary-only", action="store_true", help="print the tables and checks of --runs and exit")
     parser.add_argument("--set", action="append", default=[], help="config override KEY=VALUE (repeatable); "

@@ -12,7 +12,7 @@ Usage::
 
     OMP_NUM_THREADS=1 python benchmarks/federated_quality.py --data-dir ../shared/datasets \\
         --configs configs/federated/ml-100k-table2.yaml [--methods none,apm] [--seeds 0,1,2,3,4] \\
-        [--set study_options.rounds=3] [--runs benchmarks/out/federated_quality_runs.jsonl] [--resume]
+        [--set study_options.rounds=3] [--runs benchmarks/results/federated_quality_runs.jsonl] [--resume]
     python benchmarks/federated_quality.py --summary-only
 
 By default every config also runs the DT / SVC / KNN attackers (``study_options.attackers``),
@@ -252,7 +252,7 @@ def main() -> None:
     parser.add_argument("--methods", default=None, help="comma-separated (default: each config's)")
     parser.add_argument("--seeds", default="0,1,2,3,4")
     parser.add_argument("--set", action="append", default=[], help="config override KEY=VALUE (repeatable)")
-    parser.add_argument("--runs", default=str(OUT / "federated_quality_runs.jsonl"), help="JSON-lines file of finished runs")
+    parser.add_argument("--runs", default=str(ROOT / "benchmarks" / "results" / "federated_quality_runs.jsonl"), help="JSON-lines file of finished runs")
     parser.add_argument("--resume", action="store_true", help="skip (config, method, seed) already in --runs")
     parser.add_argument("--summary-only", action="store_true")
     parser.add_argument("--out", default=str(OUT / "federated_quality.json"))
