@@ -245,3 +245,47 @@ def test_bad_baseline_settings_are_config_errors():
     with pytest.raises(ConfigError, match="neighbourhood"):
         local_update(model, _params(model), ClientBatch.select(np.array([0]), x, csr), LocalTraining(), 0, 1,
                      objective=ItemObjectiveNoise())
+
+
+def test_functional_mechanism_clips_the_slope_but_keeps_the_minimiser():
+    """Inside |a1 + s/4| <= max_slope the loss is the Taylor polynomial; beyond, it continues
+    with slope ±max_slope (hand-computed), so the per-sample minimiser s* = -4 a1 is kept."""
+    fm, bare = FunctionalMechanism(max_slope=1.0), FunctionalMechanism(max_slope=math.inf)
+    one, r = torch.ones(1, 1), torch.zeros(1, 1)  # r = 0: a1 = 1/2 + eta
+    eta = torch.tensor([[2.5]])  # a1 = 3, minimiser s* = -12
+    s = torch.tensor([[-12.0, -10.0, 0.0, 4.0]], requires_grad=True)
+    values = [fm.loss(s[:, i : i + 1], r, one, eta).item() for i in range(4)]
+    poly = [bare.loss(s[:, i : i + 1], r, one, eta).item() for i in range(4)]
+    # u = a1 + s/4 = 0, 0.5 (inside: the polynomial), 3, 4 (outside: linear continuation)
+    assert values[:2] == pytest.approx(poly[:2], abs=1e-5)
+    a0 = math.log(2)
+    assert values[2] == pytest.approx(a0 - 2 * 9 + 4 * (1.0 * (3 - 0.5)), abs=1e-5)  # huber(3, 1) = 2.5
+    assert values[3] == pytest.approx(a0 - 2 * 9 + 4 * (1.0 * (4 - 0.5)), abs=1e-5)
+    assert poly[3] == pytest.approx(a0 + 3 * 4 + 16 / 8, abs=1e-5)
+    total = fm.loss(s, r.expand(1, 4), torch.ones(1, 4), eta.expand(1, 4))
+    total.backward()
+    assert s.grad.tolist()[0] == pytest.approx([0.0, 0.5, 1.0, 1.0])
+    grid = torch.linspace(-30, 10, 4001)[None]
+    clipped = [fm.loss(grid[:, i : i + 1], r, one, eta).item() for i in range(0, 4001, 10)]
+    assert grid[0, ::10][int(np.argmin(clipped))].item() == pytest.approx(-12.0, abs=0.1)
+    with pytest.raises(ConfigError, match="max_slope"):
+        FunctionalMechanism(max_slope=0.0)
+
+
+def test_clipped_slope_keeps_local_sgd_finite_under_heavy_noise():
+    """With ε_f = 0.05 the Laplace coefficients reach ±100: local SGD on the bare polynomial
+    diverges, on the slope-clipped loss it stays finite (what ml-100k's client 118 needed)."""
+    rng = np.random.default_rng(0)
+    n_items = 60
+    csr = sp.csr_matrix((np.ones(40), (np.zeros(40, int), rng.choice(n_items, 40, replace=False))), shape=(1, n_items))
+    x = rng.random((1, D1)).astype(np.float32)
+    model = make_federated_model("fedrec", n_items, D1, 8)
+    params = model.init_params(torch.Generator().manual_seed(0), 0.1)
+    cfg = LocalTraining(lr=0.01, local_epochs=5, batch_size=32, n_negatives=4)
+    batch = ClientBatch.select(np.array([0]), x, csr)
+
+    def trained(max_slope: float) -> dict:
+        return local_update(model, params, batch, cfg, seed=0, round_=1, objective=FunctionalMechanism(0.05, max_slope=max_slope))
+
+    assert not all(torch.isfinite(v).all() for v in trained(math.inf).values())
+    assert all(torch.isfinite(v).all() for v in trained(1.0).values())
