@@ -108,6 +108,8 @@ def test_chunked_output_cross_entropy_matches_the_plain_softmax_loss_and_gradien
     expected = -(target * torch.log_softmax(logits, 1)).sum(1).mean() if soft else nn.functional.cross_entropy(logits, target)
     for got, want in zip((loss, *grads), (expected, *torch.autograd.grad(expected, (hidden, weight, bias)))):
         assert torch.allclose(got, want, atol=1e-12)
+    detached = TiedSoftmaxCrossEntropy.apply(hidden.detach(), weight.detach(), bias.detach(), target)
+    assert torch.equal(detached, loss.detach())  # the loss-only path (no gradient wanted) gives the same value
 
 
 def test_weight_tying_modes_share_the_tables() -> None:
