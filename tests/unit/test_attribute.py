@@ -13,6 +13,7 @@ from recprivacy.attacks.attribute import (
     component_matrix,
     recommendation_matrix,
     zero_column_attack,
+    zero_updates,
     zeta_split,
 )
 from recprivacy.errors import ConfigError
@@ -108,6 +109,14 @@ def test_zero_column_rule_reads_the_one_hot_block():
     delta[2, :, 4] = 0.1
     delta[:, :, 0] = 9.0  # a statistic column outside the block
     assert list(zero_column_attack(delta, np.array([3, 4]))) == [1, 0, 1]
+
+
+def test_zero_updates_are_the_clients_with_an_all_zero_user_table_update():
+    delta = torch.zeros(3, 4, 6)
+    delta[0, 2, 5] = 1e-30  # one tiny value is an update
+    delta[2, :, 4] = -0.5
+    assert list(zero_updates(delta)) == [False, True, False]
+    assert zero_column_attack(delta, np.array([3, 4]))[1] == 0  # nothing to read: class 0
 
 
 def test_recommendation_matrix_is_multi_hot():

@@ -97,9 +97,17 @@ def recommendation_matrix(topk: np.ndarray, n_items: int) -> np.ndarray:
 
 def zero_column_attack(delta_user_table: Tensor, block: np.ndarray) -> np.ndarray:
     """Digest §3.5: per client, the attribute column (of ``ΔE_U`` ``[B, d, d1]``) with the
-    largest L2 norm; returns the index within ``block`` (the attribute's class)."""
+    largest L2 norm; returns the index within ``block`` (the attribute's class). A client
+    of ``zero_updates`` has no such column and gets class 0."""
     norms = delta_user_table[:, :, torch.as_tensor(block)].float().norm(dim=1)
     return norms.argmax(dim=1).numpy()
+
+
+def zero_updates(delta_user_table: Tensor) -> np.ndarray:
+    """Clients whose whole ``ΔE_U`` is exactly zero: no gradient reached the user table (in
+    FedRec every unit of ``ReLU(W2 (z_u + z_u^N) + b)`` was inactive in all local steps),
+    so the zero-column rule has nothing to read for them."""
+    return (delta_user_table.flatten(1) == 0).all(dim=1).numpy()
 
 
 class _DNN(nn.Module):
