@@ -56,6 +56,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
 CACHE = OUT / "cache"
@@ -110,21 +112,29 @@ def recipe(config, *more: Any) -> str:
     return hashlib.sha1(json.dumps(sections, sort_keys=True).encode()).hexdigest()[:8]
 
 
-def exposure_data(config, options, max_slate: int, refresh: bool = False):
+def exposure_data(config, options, max_slate: int):
     """The study's ``ExposureData`` (pairs, user groups, target), cached per dataset and target
     (their config sections), source, lengths and seed so that every mode and cell reads the
-    same pairs."""
+    same pairs (a retrained target is not bitwise the same under another thread count, so the
+    cache is never rebuilt over; each cell records ``pairs_digest``)."""
     from recprivacy.experiments.exposure import build_exposure
     from recprivacy.experiments.runner import new_results
 
     key = f"{config.dataset.name}-{options.source}-{config.model.name}-M{options.history_len}-N{max_slate}" \
           f"-cap{options.max_pairs_per_user}-seed{config.seed}-{recipe(config)}"  # fmt: skip
     path = CACHE / f"exposure-{key}.pkl"
-    if path.exists() and not refresh:
+    if path.exists():
         return pickle.loads(path.read_bytes()), {"cached": str(path)}
     data, cost = timed(lambda: build_exposure(config, options, new_results(config), max_slate))
     write_pickle(path, data)
     return data, {"built": str(path), **cost}
+
+
+def pairs_digest(pairs) -> str:
+    """A short hash of the pairs' histories and slates: the build a cell was computed on."""
+    h = hashlib.sha1(np.ascontiguousarray(pairs.histories).tobytes())
+    h.update(np.ascontiguousarray(pairs.slates).tobytes())
+    return h.hexdigest()[:12]
 
 
 def write_pickle(path: Path, obj: Any) -> None:
@@ -272,7 +282,7 @@ def run_cells(mode: str, workloads: list[str], data_dir: str | None, runs: Path,
             if seeds is not None and key.get("seed", min(seeds)) not in seeds:
                 continue
             result, cost = timed(run)
-            append(runs, {**key, **cost, "threads": threads_used(), "result": result})
+            append(runs, {**key, **cost, "threads": threads_used(), "pairs_digest": pairs_digest(data.pairs), "result": result})
             print(f"{json.dumps(key)}: {cost['cpu_s']:.0f} CPU s, {cost['wall_s']:.0f} wall s", flush=True)
 
 
@@ -348,9 +358,18 @@ def summary(records: list[dict]) -> list[str]:
             names += table_names
             names.append(results.add_table("exposure-checks-protection", ["claim", "holds", "evidence"],
                                            protection_checks(rows, simulated), "Protection checks (frozen attacker)"))  # fmt: skip
-        out.append(f"## {workload}\n")
+        out.append(f"## {workload}\n\n{builds_line(mine)}\n")
         out += [markdown_table(results.tables[n].model_dump()) + "\n" for n in names]
     return out
+
+
+def builds_line(records: list[dict]) -> str:
+    """Which builds of the pairs the cells were computed on (``pairs_digest``)."""
+    counts: dict[str, int] = {}
+    for r in records:
+        d = r.get("pairs_digest", "not recorded")
+        counts[d] = counts.get(d, 0) + 1
+    return "Cells per build of the pairs: " + ", ".join(f"{d} {n}" for d, n in counts.items())
 
 
 def _mean(records: list[dict], key: str) -> float:
@@ -362,13 +381,15 @@ def _mean(records: list[dict], key: str) -> float:
 
 
 def run_speed(workload: str, data_dir: str | None, model: str) -> dict:
-    """One attacker end to end in this process (target and slates rebuilt, not cached)."""
+    """One attacker end to end in this process (target and slates built here; the study
+    cache is neither read nor written)."""
     from recprivacy.attacks.exposure import evaluate_baselines
-    from recprivacy.experiments.exposure import make_attack
+    from recprivacy.experiments.exposure import build_exposure, make_attack
+    from recprivacy.experiments.runner import new_results
 
     n = threads()
     config, options = load_workload(workload, "speed", data_dir)
-    data, build = timed(lambda: exposure_data(config, options, options.slate_size, refresh=True)[0])
+    data, build = timed(lambda: build_exposure(config, options, new_results(config), options.slate_size))
     parts = data.parts(options.slate_size, options)
     encoder, decoder = model.split("+")
     attack, fit = timed(lambda: make_attack(options, encoder, decoder, options.seeds[0]).fit(parts["train"], parts["valid"]))
