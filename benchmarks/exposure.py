@@ -317,6 +317,7 @@ def summary(records: list[dict]) -> list[str]:
         attack_tables,
         protection_checks,
         protection_outputs,
+        sweep_checks,
     )
     from recprivacy.experiments.results import Results
     from recprivacy.report.tables import markdown_table
@@ -350,6 +351,11 @@ def summary(records: list[dict]) -> list[str]:
             names.append(results.add_table("exposure-slate-sweep", ["N", "model", "recall@10 (all)", "recall@10 (user log)", "epochs"],
                                            [[r["N"], r["model"], r["result"]["all"]["recall@10"], r["result"]["user_log"]["recall@10"],
                                              r["result"]["epochs"]] for r in sweep], "Slate size sweep (Figs. 6-7)"))  # fmt: skip
+            curves: dict[str, dict[int, float]] = {}
+            for r in sweep:
+                curves.setdefault(r["model"].split("+")[1], {})[r["N"]] = r["result"]["all"]["recall@10"]
+            names.append(results.add_table("exposure-checks-sweep", ["claim", "holds", "evidence"], sweep_checks(curves),
+                                           "Slate size sweep against the paper's trends"))  # fmt: skip
         rows = [r["result"]["row"] for r in mine if r["mode"] == "protection"]
         if rows:
             rows.sort(key=lambda r: (r["attacker"] != FLOOR, r["selection"], r["replacement"], r["L"], r["attacker"] != "frozen"))

@@ -115,6 +115,7 @@ def test_exposure_study_on_tiny_simulated_exposure() -> None:
         assert name in tables
     assert len(tables["exposure-attack-all"].rows) == 4 + 4  # 4 models, 2 baselines at k and kM
     assert [r[0] for r in tables["exposure-slate-sweep"].rows] == [5, 5, 10, 10]
+    assert [r[0] for r in tables["exposure-checks-sweep"].rows] == ["point-wise decoding varies less with N than the sequence decoders"]
     protection = tables["exposure-protection"]
     floor, *curves = protection.rows
     assert floor[2:4] == [1.0, "no-information floor"]
