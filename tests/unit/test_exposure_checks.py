@@ -27,3 +27,8 @@ def test_sweep_checks_without_point_wise_decoding_skip_the_spread_claim():
 def test_the_peak_is_not_checked_without_slate_sizes_on_both_sides_of_ten():
     rows = sweep_checks({"point": {5: 0.2, 10: 0.3}, "gru": {5: 0.4, 10: 0.5}})
     assert [r[0] for r in rows] == ["point-wise decoding varies less with N than the sequence decoders"]
+
+
+def test_the_spread_compares_only_curves_over_the_same_slate_sizes():
+    rows = sweep_checks({"point": {5: 0.2, 10: 0.3, 20: 0.4}, "gru": {5: 0.4, 10: 0.41}})
+    assert [r[0] for r in rows] == ["point: Recall@10 peaks at N = 10"]
