@@ -51,6 +51,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -371,10 +372,7 @@ def summary(records: list[dict]) -> list[str]:
 
 def builds_line(records: list[dict]) -> str:
     """Which builds of the pairs the cells were computed on (``pairs_digest``)."""
-    counts: dict[str, int] = {}
-    for r in records:
-        d = r.get("pairs_digest", "not recorded")
-        counts[d] = counts.get(d, 0) + 1
+    counts = Counter(r.get("pairs_digest", "not recorded") for r in records)
     return "Cells per build of the pairs: " + ", ".join(f"{d} {n}" for d, n in counts.items())
 
 

@@ -393,7 +393,8 @@ def sweep_checks(curves: dict[str, dict[int, float]]) -> list[list]:
         rows.append([f"{decoder}: Recall@10 peaks at N = 10", peak == 10,
                      ", ".join(f"N={n}: {curve[n]:.4f}" for n in sorted(curve))])  # fmt: skip
     spread = {d: max(c.values()) - min(c.values()) for d, c in curves.items()}
-    seq = [v for d, v in spread.items() if d != "point" and "point" in curves and curves[d].keys() == curves["point"].keys()]
+    sizes = curves["point"].keys() if "point" in curves else None
+    seq = [v for d, v in spread.items() if d != "point" and curves[d].keys() == sizes]
     if seq:
         rows.append(["point-wise decoding varies less with N than the sequence decoders", spread["point"] < min(seq),
                      f"range over N: point {spread['point']:.4f}, sequence {min(seq):.4f}-{max(seq):.4f}"])  # fmt: skip

@@ -305,6 +305,7 @@ def _attack_round(sim: FederatedSimulator, labels: dict, blocks: dict, options: 
     inputs = {c: component_matrix(deltas, comps, c) for c in options.components
               if any(comps[n] in COMPONENT_SETS[c] for n in deltas)}
     out: dict[tuple, dict] = {}
+    zero_share = float(zero_updates(deltas["E_U"]).mean()) if "E_U" in deltas else None
     for attribute, (y_all, names) in labels.items():
         y = y_all[up.users]
         for zeta in options.zetas:
@@ -317,8 +318,7 @@ def _attack_round(sim: FederatedSimulator, labels: dict, blocks: dict, options: 
                 pred = zero_column_attack(deltas["E_U"], blocks[attribute])
                 reps = [multiclass_attack_report(y[u], pred[u], np.arange(len(names)))
                         for u in (zeta_split(len(y), zeta, s)[1] for s in range(options.attack_seeds))]
-                out[(dim, method, attribute, zeta, "zero-column", "user")] = {
-                    **_summary(reps), "zero_update_share": float(zero_updates(deltas["E_U"]).mean())}
+                out[(dim, method, attribute, zeta, "zero-column", "user")] = {**_summary(reps), "zero_update_share": zero_share}
     return len(up.users), out
 
 
