@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from scipy import stats
 
 from recprivacy.config import load_config
 from recprivacy.experiments.federated import METHOD_LABELS, PAPER_BY_ATTACKER, PAPER_F1, PAPER_HIT20
@@ -113,7 +114,32 @@ def summarise(records: list[dict]) -> dict:
                 "cpu_seconds_per_run": float(np.median([r["cpu_seconds"] for r in rs])),
                 "rounds": rs[0]["rounds"],
             }
-        out[config] = {"dataset": dataset, "methods": cells, "checks": checks(dataset, cells)}
+        out[config] = {"dataset": dataset, "methods": cells, "checks": checks(dataset, cells),
+                       "paired": paired(runs)}
+    return out
+
+
+PAIRS = (("apm", "ldp"), ("apm", "gaussian"), ("apm", "none"))
+
+
+def paired(runs: list[dict], zeta: float = 0.1) -> list[dict]:
+    """APM minus each baseline, per attribute and attacker (DNN, tree) at ``zeta``, over the
+    seeds both methods ran: mean difference of weighted F1, paired t-test p, seeds APM is lower."""
+    by = {(r["method"], r["seed"]): r["metrics"] for r in runs}
+    out = []
+    for a, b in PAIRS:
+        seeds = sorted(s for (m, s) in by if m == a and (b, s) in by)
+        for attribute in ("gender", "age"):
+            for attacker in ("dnn", "tree"):
+                key = f"d=64/{attribute}/zeta={zeta}/{attacker}/all/weighted_f1_mean"
+                x = [by[(a, s)].get(key) for s in seeds]
+                y = [by[(b, s)].get(key) for s in seeds]
+                if len(seeds) < 2 or None in x or None in y:
+                    continue
+                d = np.subtract(x, y)
+                out.append({"pair": f"{a}-{b}", "attribute": attribute, "attacker": attacker, "seeds": seeds,
+                            "mean_difference": float(d.mean()), "p_value": float(stats.ttest_rel(x, y).pvalue),
+                            "seeds_lower": int((d < 0).sum())})
     return out
 
 
@@ -217,6 +243,9 @@ def print_summary(summary: dict) -> None:
                                   for a in ATTACKERS)
                     print(f"{METHOD_LABELS.get(m, m):<18}{attribute:<8}{row}")
             print_components(cells, zetas[0])
+        for q in s["paired"]:
+            print(f"Paired {q['pair']} ({q['attribute']}, {q['attacker']}, seeds {q['seeds']}): "
+                  f"{q['mean_difference']:+.3f}, p = {q['p_value']:.2f}, lower in {q['seeds_lower']} of {len(q['seeds'])}")
         print("Checks (issue 7 acceptance, digest §9 targets):")
         for ch in s["checks"]:
             vals = ", ".join(f"{k}={_short(v)}" for k, v in ch["values"].items())
