@@ -37,7 +37,7 @@ import torch
 from scipy import stats
 
 from recprivacy.config import load_config
-from recprivacy.experiments.federated import METHOD_LABELS, PAPER_BY_ATTACKER, PAPER_F1, PAPER_HIT20
+from recprivacy.experiments.federated import METHOD_LABELS, PAPER_BY_ATTACKER, PAPER_HIT20, paper_f1
 from recprivacy.experiments.runner import run_study
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,8 +47,6 @@ DEFAULT_CONFIGS = ["configs/federated/ml-100k-table2.yaml", "configs/federated/m
 ATTACKERS = ["dnn", "tree", "svc", "knn"]
 COMPONENTS = ["all", "user", "item", "mlp", "mlp1", "mlp2"]
 ORDER = ["none", "fedmf", "fdpmf", "fgerai", "fgerai_nl", "gaussian", "ldp", "fixrec_max", "fixrec_min", "apm"]
-# Pure FedRec's DNN weighted F1 at zeta = 0.1 that ours must reach (issue 7 acceptance; Table II)
-PURE_FLOOR = {"ml-100k": {"gender": 0.677, "age": 0.528}, "ml-1m": {"gender": 0.684, "age": 0.522}}
 HIT_TOLERANCE = 0.005  # "equal Hit@20": within this of the baseline's mean
 
 
@@ -64,8 +62,8 @@ def run_one(config_path: str, method: str, seed: int, data_dir: str | None, over
     options = config.study_options
     prefix = f"{method}/"
     return {
-        "config": config.name, "dataset": config.dataset.name, "method": method, "seed": seed,
-        "rounds": options.get("rounds", 100), "overrides": overrides,
+        "config": config.name, "dataset": config.dataset.name, "model": options.get("model", "fedrec"),
+        "method": method, "seed": seed, "rounds": options.get("rounds", 100), "overrides": overrides,
         "metrics": {k[len(prefix):]: v for k, v in results.metrics.items() if k.startswith(prefix)},
         "timings": {k: v for k, v in results.timings.items()},
         "cpu_seconds": cpu, "wall_seconds": wall,
@@ -102,7 +100,7 @@ def summarise(records: list[dict]) -> dict:
     out: dict = {}
     for config in dict.fromkeys(k[0] for k in latest):
         runs = [r for (c, _, _), r in latest.items() if c == config]
-        dataset = runs[0]["dataset"]
+        dataset, model = runs[0]["dataset"], runs[0].get("model", "fedrec")  # records before 2026-11-25 are all FedRec
         methods = sorted({r["method"] for r in runs}, key=lambda m: ORDER.index(m) if m in ORDER else len(ORDER))
         cells: dict = {}
         for m in methods:
@@ -114,8 +112,9 @@ def summarise(records: list[dict]) -> dict:
                 "cpu_seconds_per_run": float(np.median([r["cpu_seconds"] for r in rs])),
                 "rounds": rs[0]["rounds"],
             }
-        out[config] = {"dataset": dataset, "methods": cells, "checks": checks(dataset, cells),
-                       "paired": paired(runs)}
+        dims = sorted({int(k.split("/")[0][2:]) for c in cells.values() for k in c["metrics"] if k.startswith("d=")})
+        out[config] = {"dataset": dataset, "model": model, "dims": dims, "methods": cells,
+                       "checks": checks(dataset, model, cells), "paired": paired(runs)}
     return out
 
 
@@ -143,13 +142,13 @@ def paired(runs: list[dict], zeta: float = 0.1) -> list[dict]:
     return out
 
 
-def _f1(cells: dict, method: str, attribute: str, zeta: float = 0.1, attacker: str = "dnn") -> float | None:
-    cell = cells.get(method, {}).get("metrics", {}).get(f"d=64/{attribute}/zeta={zeta}/{attacker}/all/weighted_f1_mean")
+def _f1(cells: dict, method: str, attribute: str, zeta: float = 0.1, attacker: str = "dnn", dim: int = 64) -> float | None:
+    cell = cells.get(method, {}).get("metrics", {}).get(f"d={dim}/{attribute}/zeta={zeta}/{attacker}/all/weighted_f1_mean")
     return None if cell is None else cell["mean"]
 
 
-def _hit(cells: dict, method: str) -> float | None:
-    cell = cells.get(method, {}).get("metrics", {}).get("d=64/hit@20")
+def _hit(cells: dict, method: str, dim: int = 64) -> float | None:
+    cell = cells.get(method, {}).get("metrics", {}).get(f"d={dim}/hit@20")
     return None if cell is None else cell["mean"]
 
 
@@ -157,13 +156,14 @@ def _check(name: str, values: dict, ok: bool | None, paper: str = "") -> dict:
     return {"check": name, "values": values, "status": "n/a" if ok is None else "PASS" if ok else "FAIL", "paper": paper}
 
 
-def checks(dataset: str, cells: dict) -> list[dict]:
+def checks(dataset: str, model: str, cells: dict) -> list[dict]:
     """Issue 7's acceptance criteria and the digest's reproduction targets (§9) that the
-    methods present allow; ``n/a`` where a method is missing."""
+    methods present allow; ``n/a`` where a method is missing. For FedLightGCN / FedNCF the
+    paper's numbers are Table VI's."""
     out = []
     for attribute in ("gender", "age"):
-        ours, floor = _f1(cells, "none", attribute), PURE_FLOOR.get(dataset, {}).get(attribute)
-        out.append(_check(f"Pure FedRec DNN weighted F1 ({attribute}, ζ=0.1) >= paper", {"ours": ours, "paper": floor},
+        ours, floor = _f1(cells, "none", attribute), paper_f1(dataset, model, "none", attribute, 0.1)
+        out.append(_check(f"Pure {model} DNN weighted F1 ({attribute}, ζ=0.1) >= paper", {"ours": ours, "paper": floor},
                           None if ours is None or floor is None else ours >= floor))
         for baseline in ("ldp", "gaussian"):
             f_apm, f_b = _f1(cells, "apm", attribute), _f1(cells, baseline, attribute)
@@ -173,7 +173,8 @@ def checks(dataset: str, cells: dict) -> list[dict]:
                 f"APM F1 < {METHOD_LABELS[baseline]} F1 at equal or better Hit@20 ({attribute}, ζ=0.1)",
                 {"apm_f1": f_apm, "baseline_f1": f_b, "apm_hit20": h_apm, "baseline_hit20": h_b},
                 None if not known else f_apm < f_b and h_apm >= h_b - HIT_TOLERANCE,
-                "paper (ml-100k): APM 0.559 / 0.429 at Hit@20 0.103"))  # fmt: skip
+                f"paper: APM {_paper(paper_f1(dataset, model, 'apm', attribute, 0.1))}, "
+                f"{METHOD_LABELS[baseline]} {_paper(paper_f1(dataset, model, baseline, attribute, 0.1))}"))  # fmt: skip
         chain = ["apm", "ldp", "gaussian", "gerai", "none", "fdpmf"]
         values = {m: _f1(cells, m, attribute) for m in ("apm", "ldp", "gaussian", "fgerai", "fgerai_nl", "none", "fdpmf")}
         gerai = [v for v in (values["fgerai"], values["fgerai_nl"]) if v is not None]
@@ -218,8 +219,8 @@ def _paper(value: float | None) -> str:
 
 def print_summary(summary: dict) -> None:
     for config, s in summary.items():
-        dataset, cells = s["dataset"], s["methods"]
-        print(f"\n== {config} ({dataset}) ==")
+        dataset, model, cells = s["dataset"], s["model"], s["methods"]
+        print(f"\n== {config} ({dataset}, {model}) ==")
         zetas = sorted({float(k.split("zeta=")[1].split("/")[0]) for c in cells.values() for k in c["metrics"] if "zeta=" in k})
         print("Table II layout: DNN (AIA) weighted F1, ours (mean±std over seeds) / paper; Hit@20")
         head = f"{'method':<18}{'attr':<8}" + "".join(f"{'ζ=' + str(z):>22}" for z in zetas) + f"{'zero-col acc':>14}{'Hit@20':>16}{'paper':>7}{'seeds':>7}{'CPU s/run':>11}"
@@ -228,21 +229,23 @@ def print_summary(summary: dict) -> None:
             for attribute in ("gender", "age"):
                 row = f"{METHOD_LABELS.get(m, m):<18}{attribute:<8}"
                 for z in zetas:
-                    row += f"{_fmt(c['metrics'].get(f'd=64/{attribute}/zeta={z}/dnn/all/weighted_f1_mean')):>14} / {_paper(PAPER_F1.get((dataset, m, attribute, z))):>5}"
+                    row += f"{_fmt(c['metrics'].get(f'd=64/{attribute}/zeta={z}/dnn/all/weighted_f1_mean')):>14} / {_paper(paper_f1(dataset, model, m, attribute, z)):>5}"
                 zero = c["metrics"].get(f"d=64/{attribute}/zeta={zetas[0]}/zero-column/user/accuracy_mean") if zetas else None
                 row += f"{'-' if zero is None else format(zero['mean'], '.3f'):>14}{_fmt(c['metrics'].get('d=64/hit@20')):>16}"
-                row += f"{_paper(PAPER_HIT20.get((dataset, 'fedrec', m))):>7}{len(c['seeds']):>7}{c['cpu_seconds_per_run']:>11.0f}"
+                row += f"{_paper(PAPER_HIT20.get((dataset, model, m))):>7}{len(c['seeds']):>7}{c['cpu_seconds_per_run']:>11.0f}"
                 print(row)
         if zetas:
             print(f"Table IV layout: weighted F1 by attacker at ζ={zetas[0]}, ours / paper")
             print(f"{'method':<18}{'attr':<8}" + "".join(f"{a:>21}" for a in ATTACKERS))
             for m, c in cells.items():
                 for attribute in ("gender", "age"):
-                    paper = PAPER_BY_ATTACKER.get((dataset, m, attribute), {})
+                    paper = PAPER_BY_ATTACKER.get((dataset, m, attribute), {}) if model == "fedrec" else {}  # Table IV is FedRec's
                     row = "".join(f"{_fmt(c['metrics'].get(f'd=64/{attribute}/zeta={zetas[0]}/{a}/all/weighted_f1_mean')):>13} / {_paper(paper.get(a)):>5}"
                                   for a in ATTACKERS)
                     print(f"{METHOD_LABELS.get(m, m):<18}{attribute:<8}{row}")
             print_components(cells, zetas[0])
+        if s["dims"] != [64]:
+            print_dims(cells, s["dims"])
         for q in s["paired"]:
             print(f"Paired {q['pair']} ({q['attribute']}, {q['attacker']}, seeds {q['seeds']}): "
                   f"{q['mean_difference']:+.3f}, p = {q['p_value']:.2f}, lower in {q['seeds_lower']} of {len(q['seeds'])}")
@@ -264,6 +267,16 @@ def print_components(cells: dict, zeta: float) -> None:
         for attribute in ("gender", "age"):
             row = "".join(f"{_fmt(c['metrics'].get(f'd=64/{attribute}/zeta={zeta}/dnn/{part}/weighted_f1_mean')):>14}" for part in parts)
             print(f"{METHOD_LABELS.get(m, m):<18}{attribute:<8}{row}")
+
+
+def print_dims(cells: dict, dims: list[int]) -> None:
+    """Figure 7 layout: Hit@20 and DNN weighted F1 at ζ = 0.1 per embedding size d."""
+    print("Figure 7 layout: embedding size d, Hit@20 and DNN weighted F1 (ζ=0.1), mean±std over seeds")
+    print(f"{'method':<18}{'d':>5}{'Hit@20':>16}{'gender':>16}{'age':>16}")
+    for m, c in cells.items():
+        for d in dims:
+            f1 = [_fmt(c["metrics"].get(f"d={d}/{a}/zeta=0.1/dnn/all/weighted_f1_mean")) for a in ("gender", "age")]
+            print(f"{METHOD_LABELS.get(m, m):<18}{d:>5}{_fmt(c['metrics'].get(f'd={d}/hit@20')):>16}{f1[0]:>16}{f1[1]:>16}")
 
 
 def _short(v: object) -> str:

@@ -178,6 +178,13 @@ PAPER_TABLE6 = {
 }  # fmt: skip
 
 
+def paper_f1(dataset: str, model: str, method: str, attribute: str, zeta: float) -> float | None:
+    """The paper's DNN (AIA) F1 for a cell: Table II for FedRec, Table VI (ζ = 0.1 only) for the others."""
+    if model == "fedrec":
+        return PAPER_F1.get((dataset, method, attribute, zeta))
+    return PAPER_TABLE6.get((dataset, model, method, attribute)) if zeta == 0.1 else None
+
+
 class FederatedOptions(StudyOptions):
     """Options of the ``federated`` study (defaults: the digest's ml-100k setting)."""
 
@@ -356,7 +363,7 @@ def _render(results: Results, dataset: str, options: FederatedOptions, ks: list[
             for zeta in options.zetas:
                 cell = rows.get((dim0, method, attribute, zeta, "dnn", "all"))
                 zero = rows.get((dim0, method, attribute, zeta, "zero-column", "user"))
-                paper = PAPER_F1.get((dataset, method, attribute, zeta)) if model == "fedrec" else PAPER_TABLE6.get((dataset, model, method, attribute)) if zeta == 0.1 else None
+                paper = paper_f1(dataset, model, method, attribute, zeta)
                 f1_rows.append([METHOD_LABELS[method], attribute, zeta, _fmt(cell), paper,
                                 None if cell is None else cell["blind_weighted_f1"], _fmt_zero(zero),
                                 hits[(dim0, method)].get(f"hit@{k}")])

@@ -1,0 +1,85 @@
+"""The summary of ``benchmarks/federated_quality.py``: the acceptance verdicts and paired
+comparisons that BENCHMARKS.md quotes, on hand-made run records."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from scipy import stats
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "federated_quality.py"
+
+
+@pytest.fixture(scope="module")
+def fq():
+    spec = importlib.util.spec_from_file_location("federated_quality", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def record(method: str, seed: int, gender: float, age: float, hit: float, model: str | None = None, dim: int = 64) -> dict:
+    metrics = {f"d={dim}/hit@20": hit, f"d={dim}/gender/zeta=0.1/dnn/all/weighted_f1_mean": gender,
+               f"d={dim}/age/zeta=0.1/dnn/all/weighted_f1_mean": age}
+    r = {"config": f"cfg-{model}", "dataset": "ml-100k", "method": method, "seed": seed, "rounds": 100,
+         "metrics": metrics, "cpu_seconds": 1.0}
+    if model is not None:
+        r["model"] = model
+    return r
+
+
+def verdict(summary: dict, config: str, text: str) -> str:
+    [check] = [c for c in summary[config]["checks"] if c["check"] == text]
+    return check["status"]
+
+
+def test_records_without_a_model_are_fedrec_and_use_table_ii(fq) -> None:
+    runs = [record("none", s, 0.70, 0.50, 0.12) for s in (0, 1)]
+    s = fq.summarise(runs)["cfg-None"]
+    assert s["model"] == "fedrec" and s["dims"] == [64]
+    # gender 0.70 >= 0.677 (Table II) passes, age 0.50 < 0.528 fails
+    assert verdict(fq.summarise(runs), "cfg-None", "Pure fedrec DNN weighted F1 (gender, ζ=0.1) >= paper") == "PASS"
+    assert verdict(fq.summarise(runs), "cfg-None", "Pure fedrec DNN weighted F1 (age, ζ=0.1) >= paper") == "FAIL"
+
+
+def test_table_vi_models_are_checked_against_table_vi(fq) -> None:
+    # FedLightGCN's paper floor is 0.696 (gender): 0.690 would pass against FedRec's 0.677, not here
+    runs = [record("none", 0, 0.690, 0.60, 0.08, "fedlightgcn"), record("ldp", 0, 0.60, 0.47, 0.075, "fedlightgcn"),
+            record("apm", 0, 0.58, 0.48, 0.071, "fedlightgcn")]
+    summary = fq.summarise(runs)
+    config = "cfg-fedlightgcn"
+    assert verdict(summary, config, "Pure fedlightgcn DNN weighted F1 (gender, ζ=0.1) >= paper") == "FAIL"
+    assert verdict(summary, config, "Pure fedlightgcn DNN weighted F1 (age, ζ=0.1) >= paper") == "PASS"  # 0.60 >= 0.594
+    # APM below LDP on gender at Hit@20 within 0.005 of LDP's (0.071 vs 0.075): pass; on age APM is above: fail
+    gender = "APM F1 < FedNews / +LDP F1 at equal or better Hit@20 (gender, ζ=0.1)"
+    assert verdict(summary, config, gender) == "PASS"
+    assert verdict(summary, config, gender.replace("gender", "age")) == "FAIL"
+
+
+def test_apm_below_the_baseline_fails_when_it_costs_hit20(fq) -> None:
+    runs = [record("ldp", 0, 0.60, 0.47, 0.080, "fedncf"), record("apm", 0, 0.55, 0.40, 0.070, "fedncf")]
+    text = "APM F1 < FedNews / +LDP F1 at equal or better Hit@20 (gender, ζ=0.1)"
+    assert verdict(fq.summarise(runs), "cfg-fedncf", text) == "FAIL"
+
+
+def test_paired_differences_match_a_hand_computed_t_test(fq) -> None:
+    apm, ldp = [0.60, 0.55, 0.58], [0.62, 0.56, 0.57]
+    runs = [record("apm", s, g, 0.4, 0.1) for s, g in enumerate(apm)] + [record("ldp", s, g, 0.4, 0.1) for s, g in enumerate(ldp)]
+    [row] = [p for p in fq.summarise(runs)["cfg-None"]["paired"] if p["pair"] == "apm-ldp" and p["attribute"] == "gender"]
+    assert row["mean_difference"] == pytest.approx((-0.02 - 0.01 + 0.01) / 3)
+    assert row["p_value"] == pytest.approx(stats.ttest_rel(apm, ldp).pvalue)
+    assert row["seeds_lower"] == 2 and row["seeds"] == [0, 1, 2]
+
+
+def test_dims_sweep_is_detected_and_printed(fq, capsys) -> None:
+    runs = [record("apm", 0, 0.58, 0.45, 0.10, "fedrec", dim=16), record("apm", 1, 0.60, 0.47, 0.11, "fedrec", dim=16)]
+    runs[0]["metrics"].update(record("apm", 0, 0.62, 0.49, 0.12, dim=128)["metrics"])
+    summary = fq.summarise(runs)
+    assert summary["cfg-fedrec"]["dims"] == [16, 128]
+    fq.print_summary(summary)
+    out = capsys.readouterr().out
+    assert "Figure 7 layout" in out
+    assert "0.105±0.007" in out  # d = 16 Hit@20 over the two seeds: mean 0.105, sd 0.00707
+    assert "0.120±0.000" in out  # d = 128, one seed
