@@ -114,7 +114,7 @@ def summarise(records: list[dict]) -> dict:
             }
         dims = sorted({int(k.split("/")[0][2:]) for c in cells.values() for k in c["metrics"] if k.startswith("d=")})
         out[config] = {"dataset": dataset, "model": model, "dims": dims, "methods": cells,
-                       "checks": checks(dataset, model, cells), "paired": paired(runs)}
+                       "checks": checks(dataset, model, cells) + dims_checks(cells, dims), "paired": paired(runs)}
     return out
 
 
@@ -174,7 +174,8 @@ def checks(dataset: str, model: str, cells: dict) -> list[dict]:
                 {"apm_f1": f_apm, "baseline_f1": f_b, "apm_hit20": h_apm, "baseline_hit20": h_b},
                 None if not known else f_apm < f_b and h_apm >= h_b - HIT_TOLERANCE,
                 f"paper: APM {_paper(paper_f1(dataset, model, 'apm', attribute, 0.1))}, "
-                f"{METHOD_LABELS[baseline]} {_paper(paper_f1(dataset, model, baseline, attribute, 0.1))}"))  # fmt: skip
+                f"{METHOD_LABELS[baseline]} {_paper(paper_f1(dataset, model, baseline, attribute, 0.1))}"
+                + ("" if model == "fedrec" else "; digest §9 target 3")))  # fmt: skip
         chain = ["apm", "ldp", "gaussian", "gerai", "none", "fdpmf"]
         values = {m: _f1(cells, m, attribute) for m in ("apm", "ldp", "gaussian", "fgerai", "fgerai_nl", "none", "fdpmf")}
         gerai = [v for v in (values["fgerai"], values["fgerai_nl"]) if v is not None]
@@ -206,6 +207,24 @@ def checks(dataset: str, model: str, cells: dict) -> list[dict]:
     ldp = [v for m, v in hits.items() if m in ("gaussian", "ldp", "apm") and v is not None]
     out.append(_check("Figure 5: LDP methods' Hit@20 > objective-perturbation methods'", hits,
                       None if not dp or not ldp else min(ldp) > max(dp), "paper Figure 5 claim"))
+    return out
+
+
+def dims_checks(cells: dict, dims: list[int]) -> list[dict]:
+    """Figure 7 / digest §9 target 4 over an embedding-size sweep: attack F1 and Hit@20 grow
+    from the smallest to the largest d (the paper: Hit@20 flattens from d = 64)."""
+    if len(dims) < 2:
+        return []
+    lo, hi = dims[0], dims[-1]
+    out = []
+    for m in cells:
+        for attribute in ("gender", "age"):
+            a, b = _f1(cells, m, attribute, dim=lo), _f1(cells, m, attribute, dim=hi)
+            out.append(_check(f"target 4 ({attribute}): F1 grows with d for {METHOD_LABELS.get(m, m)}",
+                              {f"d={lo}": a, f"d={hi}": b}, None if a is None or b is None else b > a, "digest §9 target 4"))
+        a, b = _hit(cells, m, lo), _hit(cells, m, hi)
+        out.append(_check(f"Figure 7: Hit@20 grows with d for {METHOD_LABELS.get(m, m)}", {f"d={lo}": a, f"d={hi}": b},
+                          None if a is None or b is None else b > a, "paper Figure 7"))
     return out
 
 

@@ -78,6 +78,9 @@ def test_dims_sweep_is_detected_and_printed(fq, capsys) -> None:
     runs[0]["metrics"].update(record("apm", 0, 0.62, 0.49, 0.12, dim=128)["metrics"])
     summary = fq.summarise(runs)
     assert summary["cfg-fedrec"]["dims"] == [16, 128]
+    # seed 0 is the only one at d = 128: gender 0.62 > mean 0.59 at d = 16, Hit@20 0.12 > 0.105
+    assert verdict(summary, "cfg-fedrec", "target 4 (gender): F1 grows with d for APM (ours)") == "PASS"
+    assert verdict(summary, "cfg-fedrec", "Figure 7: Hit@20 grows with d for APM (ours)") == "PASS"
     fq.print_summary(summary)
     out = capsys.readouterr().out
     assert "Figure 7 layout" in out
