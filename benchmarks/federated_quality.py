@@ -37,7 +37,7 @@ import torch
 from scipy import stats
 
 from recprivacy.config import load_config
-from recprivacy.experiments.federated import METHOD_LABELS, PAPER_BY_ATTACKER, PAPER_HIT20, paper_f1
+from recprivacy.experiments.federated import METHOD_LABELS, PAPER_HIT20, paper_by_attacker, paper_f1
 from recprivacy.experiments.runner import run_study
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,12 +118,13 @@ def summarise(records: list[dict]) -> dict:
     return out
 
 
-PAIRS = (("apm", "ldp"), ("apm", "gaussian"), ("apm", "none"))
+PAIRS = (("apm", "ldp"), ("apm", "gaussian"), ("apm", "none"), ("fixrec_max", "fixrec_min"))
 
 
 def paired(runs: list[dict], zeta: float = 0.1) -> list[dict]:
-    """APM minus each baseline, per attribute and attacker (DNN, tree) at ``zeta``, over the
-    seeds both methods ran: mean difference of weighted F1, paired t-test p, seeds APM is lower."""
+    """The first method of each of ``PAIRS`` minus the second (APM minus each baseline; FixRec-max
+    minus FixRec-min for Table III), per attribute and attacker (DNN, tree) at ``zeta``, over the
+    seeds both ran: mean difference of weighted F1, paired t-test p, seeds where the first is lower."""
     by = {(r["method"], r["seed"]): r["metrics"] for r in runs}
     out = []
     for a, b in PAIRS:
@@ -258,7 +259,7 @@ def print_summary(summary: dict) -> None:
             print(f"{'method':<18}{'attr':<8}" + "".join(f"{a:>21}" for a in ATTACKERS))
             for m, c in cells.items():
                 for attribute in ("gender", "age"):
-                    paper = PAPER_BY_ATTACKER.get((dataset, m, attribute), {}) if model == "fedrec" else {}  # Table IV is FedRec's
+                    paper = paper_by_attacker(dataset, model, m, attribute)
                     row = "".join(f"{_fmt(c['metrics'].get(f'd=64/{attribute}/zeta={zetas[0]}/{a}/all/weighted_f1_mean')):>13} / {_paper(paper.get(a)):>5}"
                                   for a in ATTACKERS)
                     print(f"{METHOD_LABELS.get(m, m):<18}{attribute:<8}{row}")

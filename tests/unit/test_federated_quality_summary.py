@@ -36,12 +36,11 @@ def verdict(summary: dict, config: str, text: str) -> str:
 
 
 def test_records_without_a_model_are_fedrec_and_use_table_ii(fq) -> None:
-    runs = [record("none", s, 0.70, 0.50, 0.12) for s in (0, 1)]
-    s = fq.summarise(runs)["cfg-None"]
-    assert s["model"] == "fedrec" and s["dims"] == [64]
+    summary = fq.summarise([record("none", s, 0.70, 0.50, 0.12) for s in (0, 1)])
+    assert summary["cfg-None"]["model"] == "fedrec" and summary["cfg-None"]["dims"] == [64]
     # gender 0.70 >= 0.677 (Table II) passes, age 0.50 < 0.528 fails
-    assert verdict(fq.summarise(runs), "cfg-None", "Pure fedrec DNN weighted F1 (gender, ζ=0.1) >= paper") == "PASS"
-    assert verdict(fq.summarise(runs), "cfg-None", "Pure fedrec DNN weighted F1 (age, ζ=0.1) >= paper") == "FAIL"
+    assert verdict(summary, "cfg-None", "Pure fedrec DNN weighted F1 (gender, ζ=0.1) >= paper") == "PASS"
+    assert verdict(summary, "cfg-None", "Pure fedrec DNN weighted F1 (age, ζ=0.1) >= paper") == "FAIL"
 
 
 def test_table_vi_models_are_checked_against_table_vi(fq) -> None:
@@ -71,6 +70,25 @@ def test_paired_differences_match_a_hand_computed_t_test(fq) -> None:
     assert row["mean_difference"] == pytest.approx((-0.02 - 0.01 + 0.01) / 3)
     assert row["p_value"] == pytest.approx(stats.ttest_rel(apm, ldp).pvalue)
     assert row["seeds_lower"] == 2 and row["seeds"] == [0, 1, 2]
+
+
+def test_fixrec_pair_uses_only_the_seeds_both_budgets_ran(fq) -> None:
+    runs = [record("fixrec_max", s, g, 0.4, 0.12) for s, g in enumerate([0.59, 0.64, 0.60])]
+    runs += [record("fixrec_min", s, g, 0.4, 0.12) for s, g in enumerate([0.61, 0.68])]  # no seed 2
+    [row] = [p for p in fq.summarise(runs)["cfg-None"]["paired"] if p["pair"] == "fixrec_max-fixrec_min" and p["attribute"] == "gender"]
+    assert row["seeds"] == [0, 1]
+    assert row["mean_difference"] == pytest.approx(-0.03)
+    assert row["seeds_lower"] == 2
+
+
+def test_table_iv_paper_numbers_are_fedrec_only() -> None:
+    from recprivacy.experiments.federated import paper_by_attacker, paper_f1
+
+    assert paper_by_attacker("ml-100k", "fedrec", "none", "gender")["tree"] == 0.601
+    assert paper_by_attacker("ml-100k", "fedlightgcn", "none", "gender") == {}
+    assert paper_f1("ml-100k", "fedlightgcn", "apm", "gender", 0.1) == 0.573  # Table VI
+    assert paper_f1("ml-100k", "fedlightgcn", "apm", "gender", 0.2) is None  # Table VI has ζ = 0.1 only
+    assert paper_f1("ml-1m", "fedrec", "apm", "age", 0.2) == 0.434  # Table II
 
 
 def test_dims_sweep_is_detected_and_printed(fq, capsys) -> None:

@@ -185,6 +185,11 @@ def paper_f1(dataset: str, model: str, method: str, attribute: str, zeta: float)
     return PAPER_TABLE6.get((dataset, model, method, attribute)) if zeta == 0.1 else None
 
 
+def paper_by_attacker(dataset: str, model: str, method: str, attribute: str) -> dict[str, float]:
+    """The paper's F1 by attacker at ζ = 0.1 (Table IV); the table covers FedRec only."""
+    return PAPER_BY_ATTACKER.get((dataset, method, attribute), {}) if model == "fedrec" else {}
+
+
 class FederatedOptions(StudyOptions):
     """Options of the ``federated`` study (defaults: the digest's ml-100k setting)."""
 
@@ -379,7 +384,7 @@ def _render(results: Results, dataset: str, options: FederatedOptions, ks: list[
     by_attacker = [a for a in options.attackers if a != "dnn"]
     if by_attacker:
         att_rows = [[METHOD_LABELS[m], a] + [_fmt(rows.get((dim0, m, a, zeta0, kind, "all"))) for kind in options.attackers]
-                    + [PAPER_BY_ATTACKER.get((dataset, m, a), {}).get(kind) for kind in options.attackers]
+                    + [paper_by_attacker(dataset, model, m, a).get(kind) for kind in options.attackers]
                     for m in options.methods for a in options.attributes]
         tables.append(results.add_table("table4_attackers", ["method", "attribute"] + [f"{x} (ours)" for x in options.attackers]
                                         + [f"{x} (paper)" for x in options.attackers], att_rows,
