@@ -4,8 +4,8 @@ Runs the ``federated`` study (``recprivacy.experiments.federated``) one method a
 time and appends each finished run to a JSON-lines file, so the long benchmark survives
 interruptions (``--resume`` skips what is done). A seed changes the initialisation, the client
 sampling, the noise and the attack round (the leave-one-out split itself is fixed). The summary
-prints, per config, the Table II layout (DNN weighted F1 per ζ, Hit@20), the Table IV layout
-(by attacker at the first ζ) and the acceptance checks of issue 7 / the digest's reproduction
+prints, per config, the Table II layout (DNN weighted F1 per ζ, Hit@20), the Tables IV / V
+layout (by attacker and ζ) and the acceptance checks of issue 7 / the digest's reproduction
 targets, all with the paper's numbers beside ours, and writes ``benchmarks/out/federated_quality.json``.
 
 Usage::
@@ -153,6 +153,11 @@ def _hit(cells: dict, method: str, dim: int = 64) -> float | None:
     return None if cell is None else cell["mean"]
 
 
+def _zetas(cell: dict) -> list[float]:
+    """The ζ values a method's DNN attack ran at (d = 64)."""
+    return sorted({float(k.split("zeta=")[1].split("/")[0]) for k in cell["metrics"] if k.startswith("d=64/") and "/dnn/all/" in k})
+
+
 def _check(name: str, values: dict, ok: bool | None, paper: str = "") -> dict:
     return {"check": name, "values": values, "status": "n/a" if ok is None else "PASS" if ok else "FAIL", "paper": paper}
 
@@ -195,10 +200,13 @@ def checks(dataset: str, model: str, cells: dict) -> list[dict]:
         out.append(_check(f"F-GERAI F1 < F-GERAI-NL F1 ({attribute})", {"fgerai": fg, "fgerai_nl": nl},
                           None if fg is None or nl is None else fg < nl, "paper Table II claim"))
         for m in cells:
-            low, high = _f1(cells, m, attribute, 0.1), _f1(cells, m, attribute, 0.2)
-            if low is not None and high is not None:
-                out.append(_check(f"target 4 ({attribute}): F1 grows with ζ for {METHOD_LABELS.get(m, m)}",
-                                  {"zeta=0.1": low, "zeta=0.2": high}, high > low, "digest §9 target 4"))
+            zetas = _zetas(cells[m])
+            for attacker in ATTACKERS if len(zetas) > 2 else ["dnn"]:
+                f1 = {f"zeta={z}": _f1(cells, m, attribute, z, attacker) for z in zetas}
+                if len(zetas) > 1 and None not in f1.values():
+                    low, high = f1[f"zeta={zetas[0]}"], f1[f"zeta={zetas[-1]}"]
+                    out.append(_check(f"target 4 ({attribute}, {attacker}): F1 grows with ζ for {METHOD_LABELS.get(m, m)}",
+                                      f1, high > low, "digest §9 target 4" + ("; Table V" if len(zetas) > 2 else "")))
     h = {m: _hit(cells, m) for m in ("apm", "fixrec_min", "fixrec_max")}
     out.append(_check("target 2: APM Hit@20 ≈ FixRec-min >> FixRec-max", h,
                       None if None in h.values() else abs(h["apm"] - h["fixrec_min"]) <= 0.01 and h["apm"] > h["fixrec_max"] + 0.01,
@@ -255,14 +263,15 @@ def print_summary(summary: dict) -> None:
                 row += f"{_paper(PAPER_HIT20.get((dataset, model, m))):>7}{len(c['seeds']):>7}{c['cpu_seconds_per_run']:>11.0f}"
                 print(row)
         if zetas:
-            print(f"Table IV layout: weighted F1 by attacker at ζ={zetas[0]}, ours / paper")
-            print(f"{'method':<18}{'attr':<8}" + "".join(f"{a:>21}" for a in ATTACKERS))
+            print("Tables IV / V layout: weighted F1 by attacker and ζ, ours / paper")
+            print(f"{'method':<18}{'attr':<8}{'ζ':>5}" + "".join(f"{a:>21}" for a in ATTACKERS))
             for m, c in cells.items():
                 for attribute in ("gender", "age"):
-                    paper = paper_by_attacker(dataset, model, m, attribute)
-                    row = "".join(f"{_fmt(c['metrics'].get(f'd=64/{attribute}/zeta={zetas[0]}/{a}/all/weighted_f1_mean')):>13} / {_paper(paper.get(a)):>5}"
-                                  for a in ATTACKERS)
-                    print(f"{METHOD_LABELS.get(m, m):<18}{attribute:<8}{row}")
+                    for z in zetas:
+                        paper = paper_by_attacker(dataset, model, m, attribute, z)
+                        row = "".join(f"{_fmt(c['metrics'].get(f'd=64/{attribute}/zeta={z}/{a}/all/weighted_f1_mean')):>13} / {_paper(paper.get(a)):>5}"
+                                      for a in ATTACKERS)
+                        print(f"{METHOD_LABELS.get(m, m):<18}{attribute:<8}{z:>5}{row}")
             print_components(cells, zetas[0])
         if s["dims"] != [64]:
             print_dims(cells, s["dims"])

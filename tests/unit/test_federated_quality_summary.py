@@ -104,3 +104,39 @@ def test_dims_sweep_is_detected_and_printed(fq, capsys) -> None:
     assert "Figure 7 layout" in out
     assert "0.105±0.007" in out  # d = 16 Hit@20 over the two seeds: mean 0.105, sd 0.00707
     assert "0.120±0.000" in out  # d = 128, one seed
+
+
+def test_table_v_paper_numbers_by_zeta() -> None:
+    from recprivacy.experiments.federated import paper_by_attacker
+
+    assert paper_by_attacker("ml-100k", "fedrec", "apm", "age", 0.3)["svc"] == 0.382
+    assert paper_by_attacker("ml-100k", "fedrec", "apm", "gender", 0.1)["knn"] == 0.613  # Table IV's row
+    assert paper_by_attacker("ml-100k", "fedrec", "ldp", "gender", 0.2) == {}  # Table V covers APM only
+    assert paper_by_attacker("ml-1m", "fedrec", "apm", "gender", 0.2) == {}  # and ml-100k only
+
+
+def test_table_v_checks_every_attacker_from_the_smallest_to_the_largest_zeta(fq, capsys) -> None:
+    run = record("apm", 0, 0.55, 0.42, 0.10)
+    f1 = {"dnn": (0.55, 0.57, 0.58), "tree": (0.56, 0.55, 0.54), "svc": (0.47, 0.48, 0.49), "knn": (0.60, 0.61, 0.60)}
+    for attacker, values in f1.items():
+        for zeta, value in zip((0.1, 0.2, 0.3), values):
+            for attribute in ("gender", "age"):
+                run["metrics"][f"d=64/{attribute}/zeta={zeta}/{attacker}/all/weighted_f1_mean"] = value
+    summary = fq.summarise([run])
+    text = "target 4 (gender, {}): F1 grows with ζ for APM (ours)"
+    assert verdict(summary, "cfg-None", text.format("dnn")) == "PASS"
+    assert verdict(summary, "cfg-None", text.format("tree")) == "FAIL"  # 0.54 at ζ = 0.3 < 0.56 at ζ = 0.1
+    assert verdict(summary, "cfg-None", text.format("knn")) == "FAIL"  # level: 0.60 = 0.60
+    fq.print_summary(summary)
+    out = capsys.readouterr().out
+    assert "Tables IV / V layout" in out
+    assert "0.490±0.000 / 0.382" in out  # SVC, age, ζ = 0.3 beside Table V
+
+
+def test_two_zetas_check_the_dnn_only(fq) -> None:
+    run = record("ldp", 0, 0.55, 0.42, 0.10)
+    run["metrics"]["d=64/gender/zeta=0.2/dnn/all/weighted_f1_mean"] = 0.54
+    run["metrics"]["d=64/gender/zeta=0.1/tree/all/weighted_f1_mean"] = 0.5
+    run["metrics"]["d=64/gender/zeta=0.2/tree/all/weighted_f1_mean"] = 0.6
+    checks = [c["check"] for c in fq.summarise([run])["cfg-None"]["checks"] if c["check"].startswith("target 4")]
+    assert checks == ["target 4 (gender, dnn): F1 grows with ζ for FedNews / +LDP"]
