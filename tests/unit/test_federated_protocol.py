@@ -8,7 +8,7 @@ import scipy.sparse as sp
 import torch
 import torch.nn.functional as F
 
-from recprivacy.errors import ConfigError
+from recprivacy.errors import ConfigError, RecPrivacyError
 from recprivacy.federated.models import FEDERATED_MODELS, ITEM, make_federated_model
 from recprivacy.federated.protocol import (
     ClientBatch,
@@ -118,6 +118,17 @@ def test_aggregate_is_the_unweighted_mean_and_identity_on_equal_uploads():
     assert torch.equal(aggregate({"w": w})["w"], torch.tensor([2.0, 4.0]))
     same = torch.ones(3, 2, 2) * 0.7
     assert torch.equal(aggregate({"w": same})["w"], same[0])
+
+
+def test_aggregate_refuses_a_non_finite_upload_and_names_round_parameter_and_client():
+    ok = {"w": torch.ones(3, 2), "b": torch.zeros(3)}
+    ok["b"][2] = float("nan")
+    with pytest.raises(RecPrivacyError, match=r"round 7: 1 client\(s\) uploaded non-finite 'b' \(first: client 42\)"):
+        aggregate(ok, np.array([5, 9, 42]), 7)
+    ok["b"][2] = 0.0
+    ok["w"][0, 1] = float("inf")
+    with pytest.raises(RecPrivacyError, match="'w' .first: client 5.; local training diverged"):
+        aggregate(ok, np.array([5, 9, 42]), 1)
 
 
 def test_pseudo_gradient_is_global_minus_upload_over_lr():

@@ -135,7 +135,7 @@ def make_strategy(
             stacked = {n: torch.stack([u[n] for u in uploads]) for n in _names(model)}
             if on_round is not None:
                 on_round(server_round, users, stacked)
-            self.params = aggregate(stacked)
+            self.params = aggregate(stacked, users, server_round)
             return ndarrays_to_parameters([self.params[n].numpy() for n in _names(model)]), {}
 
         def configure_evaluate(self, server_round: int, parameters: Any, client_manager: Any) -> list:

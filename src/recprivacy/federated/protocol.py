@@ -52,7 +52,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from recprivacy.errors import ConfigError
+from recprivacy.errors import ConfigError, RecPrivacyError
 from recprivacy.federated.models import ITEM, FederatedModel
 from recprivacy.models.training import NegativeSampler
 
@@ -394,8 +394,20 @@ def perturb_uploads(
     return defence.perturb(shared, model.components(), rngs)
 
 
-def aggregate(uploads: dict[str, Tensor]) -> dict[str, Tensor]:
-    """FedAvg with equal weights: the mean over clients (dimension 0) of every parameter."""
+def aggregate(uploads: dict[str, Tensor], users: np.ndarray | None = None, round_: int | None = None) -> dict[str, Tensor]:
+    """FedAvg with equal weights: the mean over clients (dimension 0) of every parameter.
+
+    A non-finite upload (a client's local SGD diverged) would spread NaN to every client
+    through the mean, so it raises ``RecPrivacyError`` naming the round, the parameter and the
+    first such client (``users[i]`` is the client of row ``i``)."""
+    for name, u in uploads.items():
+        bad = np.flatnonzero((~torch.isfinite(u.reshape(len(u), -1))).any(dim=1).numpy())
+        if len(bad):
+            who = bad[0] if users is None else users[bad[0]]
+            raise RecPrivacyError(
+                f"round {round_ if round_ is not None else '?'}: {len(bad)} client(s) uploaded non-finite '{name}' "
+                f"(first: client {who}); local training diverged -- lower the learning rate (study_options.lr) "
+                "or bound the updates with a clipping defence")
     return {name: u.mean(dim=0) for name, u in uploads.items()}
 
 

@@ -142,7 +142,7 @@ class FederatedSimulator:
                 chunks.append(perturb_uploads(trained, self.model, self.defence, batch.users, self.seed, t))
         uploads = chunks[0] if len(chunks) == 1 else {k: torch.cat([c[k] for c in chunks]) for k in chunks[0]}
         result = RoundUploads(t, np.asarray(users), self.params, uploads)
-        self.params = aggregate(uploads)
+        self.params = aggregate(uploads, np.asarray(users), t)
         self.round = t
         return result
 
