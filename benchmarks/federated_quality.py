@@ -153,9 +153,10 @@ def _hit(cells: dict, method: str, dim: int = 64) -> float | None:
     return None if cell is None else cell["mean"]
 
 
-def _zetas(cell: dict) -> list[float]:
-    """The ζ values a method's DNN attack ran at (d = 64)."""
-    return sorted({float(k.split("zeta=")[1].split("/")[0]) for k in cell["metrics"] if k.startswith("d=64/") and "/dnn/all/" in k})
+def _zetas(*cells: dict) -> list[float]:
+    """The ζ values the DNN attack ran at (d = 64) in any of ``cells``."""
+    return sorted({float(k.split("zeta=")[1].split("/")[0]) for c in cells for k in c["metrics"]
+                   if k.startswith("d=64/") and "/dnn/all/" in k})
 
 
 def _check(name: str, values: dict, ok: bool | None, paper: str = "") -> dict:
@@ -249,7 +250,7 @@ def print_summary(summary: dict) -> None:
     for config, s in summary.items():
         dataset, model, cells = s["dataset"], s["model"], s["methods"]
         print(f"\n== {config} ({dataset}, {model}) ==")
-        zetas = sorted({float(k.split("zeta=")[1].split("/")[0]) for c in cells.values() for k in c["metrics"] if "zeta=" in k})
+        zetas = _zetas(*cells.values())
         print("Table II layout: DNN (AIA) weighted F1, ours (mean±std over seeds) / paper; Hit@20")
         head = f"{'method':<18}{'attr':<8}" + "".join(f"{'ζ=' + str(z):>22}" for z in zetas) + f"{'zero-col acc':>14}{'Hit@20':>16}{'paper':>7}{'seeds':>7}{'CPU s/run':>11}"
         print(head)

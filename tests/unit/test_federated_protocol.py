@@ -131,6 +131,21 @@ def test_aggregate_refuses_a_non_finite_upload_and_names_round_parameter_and_cli
         aggregate(ok, np.array([5, 9, 42]), 1)
 
 
+def test_simulator_round_names_the_client_whose_local_training_diverged():
+    from recprivacy.data.interactions import Interactions
+    from recprivacy.federated.simulator import FederatedSimulator
+
+    users, items = np.repeat(np.arange(6), 3), np.array([0, 1, 2, 3, 4, 5, 1, 6, 7, 2, 8, 9, 0, 4, 7, 3, 5, 9])
+    train = Interactions(users, items, 6, 10)
+    model = make_federated_model("fedmf", 10, 1, 4)
+    sim = FederatedSimulator(model, train, np.zeros((6, 1), np.float32), LocalTraining(0.05, 1, 4, 1), 1.0, seed=0, init_std=0.1)
+    sim.private["P_u"][3] = float("nan")  # user 3 diverged: its item-row gradients are NaN
+    before = {k: v.clone() for k, v in sim.params.items()}
+    with pytest.raises(RecPrivacyError, match=r"round 1: 1 client\(s\) uploaded non-finite 'item' \(first: client 3\)"):
+        sim.run_round()
+    assert all(torch.equal(sim.params[k], v) for k, v in before.items())  # the global model was not averaged with NaN
+
+
 def test_pseudo_gradient_is_global_minus_upload_over_lr():
     g = {"w": torch.tensor([1.0, 1.0])}
     up = {"w": torch.tensor([[0.5, 1.0], [1.0, 2.0]])}

@@ -406,7 +406,7 @@ def aggregate(uploads: dict[str, Tensor], users: np.ndarray | None = None, round
             who = bad[0] if users is None else users[bad[0]]
             raise RecPrivacyError(
                 f"round {round_ if round_ is not None else '?'}: {len(bad)} client(s) uploaded non-finite '{name}' "
-                f"(first: client {who}); local training diverged -- lower the learning rate (study_options.lr) "
+                f"(first: client {who}); local training diverged -- lower the local learning rate "
                 "or bound the updates with a clipping defence")
     return {name: u.mean(dim=0) for name, u in uploads.items()}
 
