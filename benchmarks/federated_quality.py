@@ -39,6 +39,7 @@ from scipy import stats
 from recprivacy.config import load_config
 from recprivacy.experiments.federated import METHOD_LABELS, PAPER_HIT20, paper_by_attacker, paper_f1
 from recprivacy.experiments.runner import run_study
+from recprivacy.report import write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
@@ -355,9 +356,8 @@ def main() -> None:
                "machine": {"platform": platform.platform(), "processor": platform.processor() or "unknown",
                            "torch_threads": torch.get_num_threads(), "python": platform.python_version()}}
     out = Path(args.out)
-    tmp = out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(payload, indent=2, default=str))
-    tmp.replace(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out, json.dumps(payload, indent=2, default=str))
     print(f"wrote {out}")
 
 
