@@ -13,13 +13,15 @@ Usage::
     OMP_NUM_THREADS=1 python benchmarks/federated_quality.py --data-dir ../shared/datasets \\
         --configs configs/federated/ml-100k-table2.yaml [--methods none,apm] [--seeds 0,1,2,3,4] \\
         [--set study_options.rounds=3] [--runs benchmarks/results/federated_quality_runs.jsonl] [--resume]
-    python benchmarks/federated_quality.py --summary-only
+    python benchmarks/federated_quality.py --summary-only [--runs A.jsonl,B.jsonl] [--pool CONFIG_A,CONFIG_B]
 
 By default every config also runs the DT / SVC / KNN attackers (``study_options.attackers``),
 so one training per (method, seed) gives both Table II and Table IV. Two processes with
 disjoint ``--methods`` may append to the same ``--runs`` file (one ``write`` per line).
 The DNN attacker dominates the cost (BENCHMARKS.md): ``--set study_options.attack_seeds=1``
-fits one ζ-split per trained model instead of five.
+fits one ζ-split per trained model instead of five. ``--pool`` summarises records of several
+configs of one protocol together (e.g. ``--pool ml-1m-table2,ml-1m-table3`` pairs Table III's
+FixRec budgets with Table II's APM and uniform LDP, seed by seed).
 """
 
 from __future__ import annotations
@@ -119,29 +121,55 @@ def summarise(records: list[dict]) -> dict:
     return out
 
 
-PAIRS = (("apm", "ldp"), ("apm", "gaussian"), ("apm", "none"), ("fixrec_max", "fixrec_min"))
+PAIRS = (("apm", "ldp"), ("apm", "gaussian"), ("apm", "none"), ("apm", "fixrec_min"), ("apm", "fixrec_max"),
+         ("fixrec_max", "fixrec_min"))
+
+
+def _paired_metrics(zeta: float) -> list[tuple[str, str, str]]:
+    """(attribute, attacker, record key) of every paired metric: Hit@20, then per attribute the
+    weighted F1 of the DNN and the tree and the zero-column rule's accuracy, all at d = 64."""
+    out = [("-", "hit@20", "d=64/hit@20")]
+    for attribute in ("gender", "age"):
+        out += [(attribute, a, f"d=64/{attribute}/zeta={zeta}/{a}/all/weighted_f1_mean") for a in ("dnn", "tree")]
+        out.append((attribute, "zero-column", f"d=64/{attribute}/zeta={zeta}/zero-column/user/accuracy_mean"))
+    return out
 
 
 def paired(runs: list[dict], zeta: float = 0.1) -> list[dict]:
     """The first method of each of ``PAIRS`` minus the second (APM minus each baseline; FixRec-max
-    minus FixRec-min for Table III), per attribute and attacker (DNN, tree) at ``zeta``, over the
-    seeds both ran: mean difference of weighted F1, paired t-test p, seeds where the first is lower."""
+    minus FixRec-min for Table III) over the seeds both ran, per metric of ``_paired_metrics``:
+    mean difference, paired t-test p, seeds where the first is lower."""
     by = {(r["method"], r["seed"]): r["metrics"] for r in runs}
     out = []
     for a, b in PAIRS:
         seeds = sorted(s for (m, s) in by if m == a and (b, s) in by)
-        for attribute in ("gender", "age"):
-            for attacker in ("dnn", "tree"):
-                key = f"d=64/{attribute}/zeta={zeta}/{attacker}/all/weighted_f1_mean"
-                x = [by[(a, s)].get(key) for s in seeds]
-                y = [by[(b, s)].get(key) for s in seeds]
-                if len(seeds) < 2 or None in x or None in y:
-                    continue
-                d = np.subtract(x, y)
-                out.append({"pair": f"{a}-{b}", "attribute": attribute, "attacker": attacker, "seeds": seeds,
-                            "mean_difference": float(d.mean()), "p_value": float(stats.ttest_rel(x, y).pvalue),
-                            "seeds_lower": int((d < 0).sum())})
+        for attribute, attacker, key in _paired_metrics(zeta):
+            x = [by[(a, s)].get(key) for s in seeds]
+            y = [by[(b, s)].get(key) for s in seeds]
+            if len(seeds) < 2 or None in x or None in y:
+                continue
+            d = np.subtract(x, y)
+            p = float(stats.ttest_rel(x, y).pvalue) if np.ptp(d) > 0 else float("nan")  # no spread: no t-test
+            out.append({"pair": f"{a}-{b}", "attribute": attribute, "attacker": attacker, "seeds": seeds,
+                        "mean_difference": float(d.mean()), "p_value": p, "seeds_lower": int((d < 0).sum())})
     return out
+
+
+def pool(records: list[dict], configs: list[str]) -> list[dict]:
+    """The records of ``configs`` as one config named ``A+B``, so the summary compares methods
+    that ran under different configs of one protocol (ml-1m Table III's FixRec budgets beside
+    Table II's APM and uniform LDP). Where two configs ran a method with the same seed, the
+    config listed first wins; the configs must share dataset, model and rounds."""
+    name, chosen = "+".join(configs), {}
+    for config in reversed(configs):
+        runs = [r for r in records if r["config"] == config]
+        if not runs:
+            raise SystemExit(f"--pool: no records of config {config!r} in the runs files")
+        chosen.update({(r["method"], r["seed"]): {**r, "config": name} for r in runs})
+    protocols = {(r["dataset"], r.get("model", "fedrec"), r["rounds"]) for r in chosen.values()}
+    if len(protocols) > 1:
+        raise SystemExit(f"--pool {','.join(configs)}: the configs differ in (dataset, model, rounds): {sorted(protocols)}")
+    return list(chosen.values())
 
 
 def _f1(cells: dict, method: str, attribute: str, zeta: float = 0.1, attacker: str = "dnn", dim: int = 64) -> float | None:
@@ -278,7 +306,8 @@ def print_summary(summary: dict) -> None:
         if s["dims"] != [64]:
             print_dims(cells, s["dims"])
         for q in s["paired"]:
-            print(f"Paired {q['pair']} ({q['attribute']}, {q['attacker']}, seeds {q['seeds']}): "
+            metric = {"hit@20": "Hit@20", "zero-column": "zero-column accuracy"}.get(q["attacker"], f"{q['attacker']} weighted F1")
+            print(f"Paired {q['pair']} ({q['attribute']}, {metric}, seeds {q['seeds']}): "
                   f"{q['mean_difference']:+.3f}, p = {q['p_value']:.2f}, lower in {q['seeds_lower']} of {len(q['seeds'])}")
         missing = sum(ch["status"] == "n/a" for ch in s["checks"])
         print(f"Checks (issue 7 acceptance, digest §9 targets; {missing} more need methods this config did not run):")
@@ -326,14 +355,20 @@ def main() -> None:
     parser.add_argument("--methods", default=None, help="comma-separated (default: each config's)")
     parser.add_argument("--seeds", default="0,1,2,3,4")
     parser.add_argument("--set", action="append", default=[], help="config override KEY=VALUE (repeatable)")
-    parser.add_argument("--runs", default=str(ROOT / "benchmarks" / "results" / "federated_quality_runs.jsonl"), help="JSON-lines file of finished runs")
+    parser.add_argument("--runs", default=str(ROOT / "benchmarks" / "results" / "federated_quality_runs.jsonl"),
+                        help="JSON-lines file of finished runs (with --summary-only: comma-separated files)")
+    parser.add_argument("--pool", action="append", default=[], metavar="CONFIG,CONFIG",
+                        help="also summarise these configs' records as one config (repeatable)")
     parser.add_argument("--resume", action="store_true", help="skip (config, method, seed) already in --runs")
     parser.add_argument("--summary-only", action="store_true")
     parser.add_argument("--out", default=str(OUT / "federated_quality.json"))
     args = parser.parse_args()
-    runs_path = Path(args.runs)
-    runs_path.parent.mkdir(parents=True, exist_ok=True)
+    runs_paths = [Path(p) for p in args.runs.split(",")]
     if not args.summary_only:
+        if len(runs_paths) > 1:
+            parser.error("--runs takes one file unless --summary-only")
+        runs_path = runs_paths[0]
+        runs_path.parent.mkdir(parents=True, exist_ok=True)
         done = {(r["config"], r["method"], r["seed"]) for r in load_records(runs_path)} if args.resume else set()
         seeds = [int(s) for s in args.seeds.split(",")]
         for path in args.configs.split(","):
@@ -350,7 +385,8 @@ def main() -> None:
                           f"F1 gender {m.get('d=64/gender/zeta=0.1/dnn/all/weighted_f1_mean', float('nan')):.3f} "
                           f"age {m.get('d=64/age/zeta=0.1/dnn/all/weighted_f1_mean', float('nan')):.3f} "
                           f"({record['cpu_seconds']:.0f} CPU s, {record['wall_seconds']:.0f} s)", flush=True)
-    summary = summarise(load_records(runs_path))
+    records = [r for path in runs_paths for r in load_records(path)]
+    summary = summarise(records + [r for configs in args.pool for r in pool(records, configs.split(","))])
     print_summary(summary)
     payload = {"configs": summary, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "machine": {"platform": platform.platform(), "processor": platform.processor() or "unknown",

@@ -4,6 +4,7 @@ comparisons that BENCHMARKS.md quotes, on hand-made run records."""
 from __future__ import annotations
 
 import importlib.util
+import math
 from pathlib import Path
 
 import pytest
@@ -140,3 +141,43 @@ def test_two_zetas_check_the_dnn_only(fq) -> None:
     run["metrics"]["d=64/gender/zeta=0.2/tree/all/weighted_f1_mean"] = 0.6
     checks = [c["check"] for c in fq.summarise([run])["cfg-None"]["checks"] if c["check"].startswith("target 4")]
     assert checks == ["target 4 (gender, dnn): F1 grows with ζ for FedNews / +LDP"]
+
+
+def test_zero_column_rule_and_hit20_are_paired_too(fq) -> None:
+    runs = []
+    for s, (zero, hit) in enumerate([(0.55, 0.070), (0.52, 0.071), (0.56, 0.069)]):
+        runs.append(record("apm", s, 0.6, 0.4, hit))
+        runs[-1]["metrics"]["d=64/gender/zeta=0.1/zero-column/user/accuracy_mean"] = zero
+    for s, zero in enumerate([0.70, 0.68, 0.69]):
+        runs.append(record("fixrec_min", s, 0.6, 0.4, 0.070))
+        runs[-1]["metrics"]["d=64/gender/zeta=0.1/zero-column/user/accuracy_mean"] = zero
+    rows = {(p["attribute"], p["attacker"]): p for p in fq.summarise(runs)["cfg-None"]["paired"] if p["pair"] == "apm-fixrec_min"}
+    zero = rows[("gender", "zero-column")]
+    assert zero["mean_difference"] == pytest.approx((-0.15 - 0.16 - 0.13) / 3)
+    assert zero["p_value"] == pytest.approx(stats.ttest_rel([0.55, 0.52, 0.56], [0.70, 0.68, 0.69]).pvalue)
+    assert zero["seeds_lower"] == 3
+    assert rows[("-", "hit@20")]["mean_difference"] == pytest.approx(0.0) and rows[("-", "hit@20")]["seeds_lower"] == 1
+    # the DNN F1 is equal on every seed: no spread, so no t-test
+    assert rows[("gender", "dnn")]["mean_difference"] == 0.0 and math.isnan(rows[("gender", "dnn")]["p_value"])
+    assert ("age", "zero-column") not in rows  # the records carry no age zero-column metric
+
+
+def test_pool_pairs_methods_of_two_configs_and_the_first_config_wins(fq) -> None:
+    table2 = [dict(record("apm", s, g, 0.4, 0.07), config="t2") for s, g in enumerate([0.58, 0.60])]
+    table3 = [dict(record("fixrec_min", s, g, 0.4, 0.07), config="t3") for s, g in enumerate([0.62, 0.61])]
+    table3.append(dict(record("apm", 0, 0.99, 0.4, 0.07), config="t3"))  # loses to t2's seed 0
+    pooled = fq.pool(table2 + table3, ["t2", "t3"])
+    assert {r["config"] for r in pooled} == {"t2+t3"} and len(pooled) == 4
+    summary = fq.summarise(table2 + table3 + pooled)
+    assert set(summary) == {"t2", "t3", "t2+t3"}
+    assert not [p for p in summary["t2"]["paired"] if p["pair"] == "apm-fixrec_min"]
+    [row] = [p for p in summary["t2+t3"]["paired"] if p["pair"] == "apm-fixrec_min" and p["attribute"] == "gender" and p["attacker"] == "dnn"]
+    assert row["mean_difference"] == pytest.approx((-0.04 - 0.01) / 2)
+
+
+def test_pool_refuses_unknown_configs_and_different_protocols(fq) -> None:
+    runs = [dict(record("apm", 0, 0.6, 0.4, 0.07), config="t2"), dict(record("ldp", 0, 0.6, 0.4, 0.07), config="t3", rounds=200)]
+    with pytest.raises(SystemExit, match="no records of config 'missing'"):
+        fq.pool(runs, ["t2", "missing"])
+    with pytest.raises(SystemExit, match="differ in \\(dataset, model, rounds\\)"):
+        fq.pool(runs, ["t2", "t3"])
