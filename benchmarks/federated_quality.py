@@ -117,7 +117,7 @@ def summarise(records: list[dict]) -> dict:
             }
         dims = sorted({int(k.split("/")[0][2:]) for c in cells.values() for k in c["metrics"] if k.startswith("d=")})
         out[config] = {"dataset": dataset, "model": model, "dims": dims, "methods": cells,
-                       "checks": checks(dataset, model, cells) + dims_checks(cells, dims), "paired": paired(runs)}
+                       "checks": checks(dataset, model, cells) + growth_checks(runs, cells, dims), "paired": paired(runs)}
     return out
 
 
@@ -149,9 +149,8 @@ def paired(runs: list[dict], zeta: float = 0.1) -> list[dict]:
             if len(seeds) < 2 or None in x or None in y:
                 continue
             d = np.subtract(x, y)
-            p = float(stats.ttest_rel(x, y).pvalue) if np.ptp(d) > 0 else float("nan")  # no spread: no t-test
             out.append({"pair": f"{a}-{b}", "attribute": attribute, "attacker": attacker, "seeds": seeds,
-                        "mean_difference": float(d.mean()), "p_value": p, "seeds_lower": int((d < 0).sum())})
+                        "mean_difference": float(d.mean()), "p_value": _paired_p(x, y), "seeds_lower": int((d < 0).sum())})
     return out
 
 
@@ -229,14 +228,6 @@ def checks(dataset: str, model: str, cells: dict) -> list[dict]:
         fg, nl = values["fgerai"], values["fgerai_nl"]
         out.append(_check(f"F-GERAI F1 < F-GERAI-NL F1 ({attribute})", {"fgerai": fg, "fgerai_nl": nl},
                           None if fg is None or nl is None else fg < nl, "paper Table II claim"))
-        for m in cells:
-            zetas = _zetas(cells[m])
-            for attacker in ATTACKERS if len(zetas) > 2 else ["dnn"]:
-                f1 = {f"zeta={z}": _f1(cells, m, attribute, z, attacker) for z in zetas}
-                if len(zetas) > 1 and None not in f1.values():
-                    low, high = f1[f"zeta={zetas[0]}"], f1[f"zeta={zetas[-1]}"]
-                    out.append(_check(f"target 4 ({attribute}, {attacker}): F1 grows with ζ for {METHOD_LABELS.get(m, m)}",
-                                      f1, high > low, "digest §9 target 4" + ("; Table V" if len(zetas) > 2 else "")))
     h = {m: _hit(cells, m) for m in ("apm", "fixrec_min", "fixrec_max")}
     out.append(_check("target 2: APM Hit@20 ≈ FixRec-min >> FixRec-max", h,
                       None if None in h.values() else abs(h["apm"] - h["fixrec_min"]) <= 0.01 and h["apm"] > h["fixrec_max"] + 0.01,
@@ -249,21 +240,57 @@ def checks(dataset: str, model: str, cells: dict) -> list[dict]:
     return out
 
 
-def dims_checks(cells: dict, dims: list[int]) -> list[dict]:
-    """Figure 7 / digest §9 target 4 over an embedding-size sweep: attack F1 and Hit@20 grow
-    from the smallest to the largest d (the paper: Hit@20 flattens from d = 64)."""
-    if len(dims) < 2:
-        return []
-    lo, hi = dims[0], dims[-1]
+GROWTH_ALPHA = 0.05  # "grows": the paired t-test of the last point against the first
+
+
+def _paired_p(x: list[float], y: list[float]) -> float:
+    """Two-sided paired t-test p of ``x`` against ``y``; NaN when every difference is zero."""
+    return float(stats.ttest_rel(x, y).pvalue) if np.any(np.subtract(x, y)) else float("nan")
+
+
+def _growth(means: dict[str, float], first: list[float], last: list[float], every_step: bool) -> tuple[bool, dict]:
+    """Digest §9 target 4's "grows" (with ζ or with d): the mean over seeds is higher at the last
+    point than at the first and, with ``every_step``, never falls between neighbours; where three
+    or more seeds ran both ends, the paired t-test of last against first must also give
+    p < ``GROWTH_ALPHA``, so a rise inside the seed noise does not pass. Returns the verdict and
+    the values to print."""
+    m = list(means.values())
+    ok = m[-1] > m[0] and (not every_step or all(b >= a for a, b in zip(m, m[1:])))
+    values: dict = dict(means)
+    if len(first) >= 3:
+        d = np.subtract(last, first)
+        values.update(paired_p=_paired_p(last, first), seeds_higher=f"{int((d > 0).sum())} of {len(d)}")
+        ok = ok and values["paired_p"] < GROWTH_ALPHA
+    return ok, values
+
+
+def growth_checks(runs: list[dict], cells: dict, dims: list[int]) -> list[dict]:
+    """Digest §9 target 4 and Figure 7, with ``_growth``: every attacker's F1 grows with ζ
+    (Table V; the DNN only when two ζ ran), the DNN's F1 at ζ = 0.1 grows with the embedding
+    size d, and Hit@20 is higher at the largest d than at the smallest (the paper: it rises to
+    d = 64 and then flattens, so its steps are not checked)."""
+    by = {(r["method"], r["seed"]): r["metrics"] for r in runs}
     out = []
+
+    def check(name: str, m: str, labels: list[str], keys: list[str], every_step: bool, paper: str) -> None:
+        stats_ = [cells[m]["metrics"].get(k) for k in keys]
+        if len(keys) < 2 or None in stats_:
+            return
+        seeds = [s for (mm, s) in by if mm == m and keys[0] in by[(m, s)] and keys[-1] in by[(m, s)]]
+        ok, values = _growth({lab: st["mean"] for lab, st in zip(labels, stats_)}, [by[(m, s)][keys[0]] for s in seeds],
+                             [by[(m, s)][keys[-1]] for s in seeds], every_step)
+        out.append(_check(f"{name} for {METHOD_LABELS.get(m, m)}", values, ok, paper))
+
     for m in cells:
+        zetas = _zetas(cells[m])
         for attribute in ("gender", "age"):
-            a, b = _f1(cells, m, attribute, dim=lo), _f1(cells, m, attribute, dim=hi)
-            out.append(_check(f"target 4 ({attribute}): F1 grows with d for {METHOD_LABELS.get(m, m)}",
-                              {f"d={lo}": a, f"d={hi}": b}, None if a is None or b is None else b > a, "digest §9 target 4"))
-        a, b = _hit(cells, m, lo), _hit(cells, m, hi)
-        out.append(_check(f"Figure 7: Hit@20 grows with d for {METHOD_LABELS.get(m, m)}", {f"d={lo}": a, f"d={hi}": b},
-                          None if a is None or b is None else b > a, "paper Figure 7"))
+            for attacker in ATTACKERS if len(zetas) > 2 else ["dnn"]:
+                check(f"target 4 ({attribute}, {attacker}): F1 grows with ζ", m, [f"zeta={z}" for z in zetas],
+                      [f"d=64/{attribute}/zeta={z}/{attacker}/all/weighted_f1_mean" for z in zetas], True,
+                      "digest §9 target 4" + ("; Table V" if len(zetas) > 2 else ""))
+            check(f"target 4 ({attribute}): F1 grows with d", m, [f"d={d}" for d in dims],
+                  [f"d={d}/{attribute}/zeta=0.1/dnn/all/weighted_f1_mean" for d in dims], True, "digest §9 target 4")
+        check("Figure 7: Hit@20 grows with d", m, [f"d={d}" for d in dims], [f"d={d}/hit@20" for d in dims], False, "paper Figure 7")
     return out
 
 

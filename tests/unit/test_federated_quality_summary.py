@@ -181,3 +181,29 @@ def test_pool_refuses_unknown_configs_and_different_protocols(fq) -> None:
         fq.pool(runs, ["t2", "missing"])
     with pytest.raises(SystemExit, match="differ in \\(dataset, model, rounds\\)"):
         fq.pool(runs, ["t2", "t3"])
+
+
+def test_growth_needs_every_step_up_and_a_paired_test_over_three_seeds(fq) -> None:
+    series = {  # per seed, F1 at ζ = 0.1 / 0.2 / 0.3
+        "dnn": [(0.60, 0.63, 0.66), (0.62, 0.64, 0.65), (0.58, 0.60, 0.63)],  # up on every seed
+        "tree": [(0.58, 0.57, 0.60), (0.59, 0.58, 0.60), (0.57, 0.56, 0.58)],  # dips at ζ = 0.2
+        "knn": [(0.60, 0.61, 0.66), (0.61, 0.61, 0.58), (0.60, 0.61, 0.61)],  # means rise, seeds disagree
+    }
+    runs = []
+    for seed in range(3):
+        run = record("apm", seed, 0.6, 0.4, 0.1)
+        for attacker, per_seed in (*series.items(), ("svc", [(0.5, 0.5, 0.5)] * 3)):
+            for zeta, value in zip((0.1, 0.2, 0.3), per_seed[seed]):
+                for attribute in ("gender", "age"):
+                    run["metrics"][f"d=64/{attribute}/zeta={zeta}/{attacker}/all/weighted_f1_mean"] = value
+        runs.append(run)
+    checks = {c["check"]: c for c in fq.summarise(runs)["cfg-None"]["checks"]}
+    text = "target 4 (gender, {}): F1 grows with ζ for APM (ours)"
+    dnn = checks[text.format("dnn")]
+    assert dnn["status"] == "PASS" and dnn["values"]["seeds_higher"] == "3 of 3"
+    assert dnn["values"]["paired_p"] == pytest.approx(stats.ttest_rel([0.66, 0.65, 0.63], [0.60, 0.62, 0.58]).pvalue)
+    assert checks[text.format("tree")]["status"] == "FAIL"  # 0.5833 at ζ = 0.3 > 0.58, but 0.57 at ζ = 0.2
+    knn = checks[text.format("knn")]  # means 0.603 -> 0.610 -> 0.617 rise at every step, but p = 0.66
+    assert knn["values"]["zeta=0.3"] > knn["values"]["zeta=0.2"] > knn["values"]["zeta=0.1"]
+    assert knn["status"] == "FAIL" and knn["values"]["paired_p"] == pytest.approx(0.659, abs=0.001)
+    assert checks[text.format("svc")]["status"] == "FAIL" and math.isnan(checks[text.format("svc")]["values"]["paired_p"])
