@@ -8,8 +8,9 @@ Prints wall-clock and process-CPU seconds per round (median over rounds, after o
 round) for FedRec, FedLightGCN, FedNCF and FedMF with the digest's setting (half the users per
 round on ml-100k, d = 64, 5 local epochs, batch 32, 4 negatives), and writes
 benchmarks/out/federated_speed.json (with ``--models``, federated_speed-<models>-<rounds>rounds.json,
-so a timed 100-round run does not replace the all-model figures). CPU seconds are the better
-guide on a shared machine.
+so a timed 100-round run does not replace the all-model figures; ``--threads N`` > 1 adds
+``-Nthreads``). CPU seconds are the better guide on a shared machine; with two threads, wall
+seconds are the figure that counts.
 
 With ``--methods`` it times one round per method instead (FedRec, or federated MF for F-DPMF /
 FedMF), with each method's upload defence, perturbed objective and feature LDP as the
@@ -78,6 +79,8 @@ def main() -> None:
     stem = "federated_speed" if args.methods is None else f"federated_speed_methods-{args.dataset}"
     if args.methods is None and args.models:
         stem += "-" + "-".join(models) + f"-{args.rounds}rounds"
+    if args.threads != 1:
+        stem += f"-{args.threads}threads"
     path = Path(__file__).resolve().parent / "out" / f"{stem}.json"
     path.parent.mkdir(exist_ok=True)
     tmp = path.with_suffix(".tmp")
