@@ -85,9 +85,18 @@ def append_line(path: Path, line: str) -> None:
 
 
 def load_records(path: Path) -> list[dict]:
+    """The run records of a JSON-lines file (none if it does not exist yet); a line that is not
+    JSON stops the script with its file and line number."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    records = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise SystemExit(f"{path}:{number}: not a JSON run record ({err.msg})") from None
+    return records
 
 
 def _stat(values: list[float]) -> dict | None:
@@ -135,6 +144,11 @@ def _paired_metrics(zeta: float) -> list[tuple[str, str, str]]:
     return out
 
 
+def _paired_p(x: list[float], y: list[float]) -> float:
+    """Two-sided paired t-test p of ``x`` against ``y``; NaN when every difference is zero."""
+    return float(stats.ttest_rel(x, y).pvalue) if np.any(np.subtract(x, y)) else float("nan")
+
+
 def paired(runs: list[dict], zeta: float = 0.1) -> list[dict]:
     """The first method of each of ``PAIRS`` minus the second (APM minus each baseline; FixRec-max
     minus FixRec-min for Table III) over the seeds both ran, per metric of ``_paired_metrics``:
@@ -171,13 +185,15 @@ def pool(records: list[dict], configs: list[str]) -> list[dict]:
     return list(chosen.values())
 
 
-def _f1(cells: dict, method: str, attribute: str, zeta: float = 0.1, attacker: str = "dnn", dim: int = 64) -> float | None:
-    cell = cells.get(method, {}).get("metrics", {}).get(f"d={dim}/{attribute}/zeta={zeta}/{attacker}/all/weighted_f1_mean")
+def _f1(cells: dict, method: str, attribute: str) -> float | None:
+    """Mean DNN weighted F1 of ``method`` at ζ = 0.1, d = 64 (the acceptance's cell)."""
+    cell = cells.get(method, {}).get("metrics", {}).get(f"d=64/{attribute}/zeta=0.1/dnn/all/weighted_f1_mean")
     return None if cell is None else cell["mean"]
 
 
-def _hit(cells: dict, method: str, dim: int = 64) -> float | None:
-    cell = cells.get(method, {}).get("metrics", {}).get(f"d={dim}/hit@20")
+def _hit(cells: dict, method: str) -> float | None:
+    """Mean Hit@20 of ``method`` at d = 64."""
+    cell = cells.get(method, {}).get("metrics", {}).get("d=64/hit@20")
     return None if cell is None else cell["mean"]
 
 
@@ -243,11 +259,6 @@ def checks(dataset: str, model: str, cells: dict) -> list[dict]:
 GROWTH_ALPHA = 0.05  # "grows": the paired t-test of the last point against the first
 
 
-def _paired_p(x: list[float], y: list[float]) -> float:
-    """Two-sided paired t-test p of ``x`` against ``y``; NaN when every difference is zero."""
-    return float(stats.ttest_rel(x, y).pvalue) if np.any(np.subtract(x, y)) else float("nan")
-
-
 def _growth(means: dict[str, float], first: list[float], last: list[float], every_step: bool) -> tuple[bool, dict]:
     """Digest §9 target 4's "grows" (with ζ or with d): the mean over seeds is higher at the last
     point than at the first and, with ``every_step``, never falls between neighbours; where three
@@ -273,11 +284,11 @@ def growth_checks(runs: list[dict], cells: dict, dims: list[int]) -> list[dict]:
     out = []
 
     def check(name: str, m: str, labels: list[str], keys: list[str], every_step: bool, paper: str) -> None:
-        stats_ = [cells[m]["metrics"].get(k) for k in keys]
-        if len(keys) < 2 or None in stats_:
+        cells_m = [cells[m]["metrics"].get(k) for k in keys]
+        if len(keys) < 2 or None in cells_m:
             return
         seeds = [s for (mm, s) in by if mm == m and keys[0] in by[(m, s)] and keys[-1] in by[(m, s)]]
-        ok, values = _growth({lab: st["mean"] for lab, st in zip(labels, stats_)}, [by[(m, s)][keys[0]] for s in seeds],
+        ok, values = _growth({lab: c["mean"] for lab, c in zip(labels, cells_m)}, [by[(m, s)][keys[0]] for s in seeds],
                              [by[(m, s)][keys[-1]] for s in seeds], every_step)
         out.append(_check(f"{name} for {METHOD_LABELS.get(m, m)}", values, ok, paper))
 
@@ -391,6 +402,9 @@ def main() -> None:
     parser.add_argument("--out", default=str(OUT / "federated_quality.json"))
     args = parser.parse_args()
     runs_paths = [Path(p) for p in args.runs.split(",")]
+    missing = [str(p) for p in runs_paths if not p.exists()]
+    if args.summary_only and missing:
+        parser.error(f"--runs: no such file {', '.join(missing)}")
     if not args.summary_only:
         if len(runs_paths) > 1:
             parser.error("--runs takes one file unless --summary-only")

@@ -207,3 +207,11 @@ def test_growth_needs_every_step_up_and_a_paired_test_over_three_seeds(fq) -> No
     assert knn["values"]["zeta=0.3"] > knn["values"]["zeta=0.2"] > knn["values"]["zeta=0.1"]
     assert knn["status"] == "FAIL" and knn["values"]["paired_p"] == pytest.approx(0.659, abs=0.001)
     assert checks[text.format("svc")]["status"] == "FAIL" and math.isnan(checks[text.format("svc")]["values"]["paired_p"])
+
+
+def test_a_malformed_runs_line_is_named_by_file_and_line(fq, tmp_path) -> None:
+    path = tmp_path / "runs.jsonl"
+    path.write_text('{"config": "c"}\n\n{"config": truncated\n')
+    with pytest.raises(SystemExit, match=r"runs\.jsonl:3: not a JSON run record"):
+        fq.load_records(path)
+    assert fq.load_records(tmp_path / "absent.jsonl") == []
