@@ -277,8 +277,8 @@ def _growth(means: dict[str, float], first: list[float], last: list[float], ever
 
 def growth_checks(runs: list[dict], cells: dict, dims: list[int]) -> list[dict]:
     """Digest §9 target 4 and Figure 7, with ``_growth``: every attacker's F1 grows with ζ
-    (Table V; the DNN only when two ζ ran), the DNN's F1 at ζ = 0.1 grows with the embedding
-    size d, and Hit@20 is higher at the largest d than at the smallest (the paper: it rises to
+    (Table V; the DNN only when two ζ ran), the DNN's F1 and the zero-column rule's accuracy at
+    ζ = 0.1 grow with the embedding size d, and Hit@20 is higher at the largest d than at the smallest (the paper: it rises to
     d = 64 and then flattens, so its steps are not checked)."""
     by = {(r["method"], r["seed"]): r["metrics"] for r in runs}
     out = []
@@ -301,6 +301,8 @@ def growth_checks(runs: list[dict], cells: dict, dims: list[int]) -> list[dict]:
                       "digest §9 target 4" + ("; Table V" if len(zetas) > 2 else ""))
             check(f"target 4 ({attribute}): F1 grows with d", m, [f"d={d}" for d in dims],
                   [f"d={d}/{attribute}/zeta=0.1/dnn/all/weighted_f1_mean" for d in dims], True, "digest §9 target 4")
+            check(f"target 4 ({attribute}, zero-column rule): accuracy grows with d", m, [f"d={d}" for d in dims],
+                  [f"d={d}/{attribute}/zeta=0.1/zero-column/user/accuracy_mean" for d in dims], True, "digest §9 target 4")
         check("Figure 7: Hit@20 grows with d", m, [f"d={d}" for d in dims], [f"d={d}/hit@20" for d in dims], False, "paper Figure 7")
     return out
 

@@ -215,3 +215,24 @@ def test_a_malformed_runs_line_is_named_by_file_and_line(fq, tmp_path) -> None:
     with pytest.raises(SystemExit, match=r"runs\.jsonl:3: not a JSON run record"):
         fq.load_records(path)
     assert fq.load_records(tmp_path / "absent.jsonl") == []
+
+
+def test_zero_column_rule_over_d_needs_every_step_up(fq) -> None:
+    # gender accuracy at d = 16 / 32 / 128 per seed: the ends rise on all three seeds, but the
+    # mean dips at d = 32; age rises at every step on every seed
+    gender = [(0.51, 0.50, 0.53), (0.52, 0.50, 0.56), (0.51, 0.52, 0.56)]
+    age = [(0.30, 0.33, 0.36), (0.29, 0.31, 0.35), (0.32, 0.34, 0.37)]
+    runs = []
+    for seed in range(3):
+        run = record("apm", seed, 0.6, 0.4, 0.1, "fedrec", dim=16)
+        for dim, g, a in zip((16, 32, 128), gender[seed], age[seed]):
+            run["metrics"].update(record("apm", seed, 0.6, 0.4, 0.1, dim=dim)["metrics"])
+            run["metrics"][f"d={dim}/gender/zeta=0.1/zero-column/user/accuracy_mean"] = g
+            run["metrics"][f"d={dim}/age/zeta=0.1/zero-column/user/accuracy_mean"] = a
+        runs.append(run)
+    checks = {c["check"]: c for c in fq.summarise(runs)["cfg-fedrec"]["checks"]}
+    text = "target 4 ({}, zero-column rule): accuracy grows with d for APM (ours)"
+    assert checks[text.format("gender")]["status"] == "FAIL"
+    assert checks[text.format("gender")]["values"]["seeds_higher"] == "3 of 3"
+    assert checks[text.format("age")]["status"] == "PASS"
+    assert checks[text.format("age")]["values"]["paired_p"] == pytest.approx(stats.ttest_rel([0.36, 0.35, 0.37], [0.30, 0.29, 0.32]).pvalue)
