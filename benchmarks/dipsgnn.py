@@ -42,7 +42,7 @@ from recprivacy.experiments.dipsgnn import (
     run_method,
 )
 from recprivacy.experiments.runner import new_results
-from recprivacy.report import write_text_atomic
+from recprivacy.io import write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"

@@ -37,7 +37,7 @@ from recprivacy.config import load_config, validate_options
 from recprivacy.experiments.dipsgnn import DIPSGNNOptions, build_method, evaluate_samples, prepare_sequences
 from recprivacy.experiments.runner import new_results
 from recprivacy.models.srgnn import SRGNN, SequenceSamples
-from recprivacy.report import write_text_atomic
+from recprivacy.io import write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = "SRGNN,APGNN,DIPSGNN,DIPSGNN_legacy,EdgeRand,DPSGD,BPRMF,LightGCN,SASRec,DPMF_imp,DPMF_exp"

@@ -35,7 +35,7 @@ from recprivacy.experiments.dipsgnn import (
     sweep_point,
 )
 from recprivacy.experiments.runner import new_results
-from recprivacy.report import write_text_atomic
+from recprivacy.io import write_text_atomic
 
 METRICS = ("recall@20", "mrr@20")
 

@@ -41,7 +41,7 @@ from scipy import stats
 from recprivacy.config import load_config
 from recprivacy.experiments.federated import METHOD_LABELS, PAPER_HIT20, paper_by_attacker, paper_f1
 from recprivacy.experiments.runner import run_study
-from recprivacy.report import write_text_atomic
+from recprivacy.io import write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"

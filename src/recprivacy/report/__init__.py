@@ -11,26 +11,16 @@ from above it, and lets ``recprivacy report RUN_DIR`` re-render any saved run.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from recprivacy.io import write_text_atomic
 from recprivacy.report.html import render_html
 from recprivacy.report.markdown import render_markdown
 from recprivacy.report.tables import csv_table
 
-__all__ = ["render_html", "render_markdown", "write_report", "write_text_atomic"]
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path`` and rename it over ``path``."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+__all__ = ["render_html", "render_markdown", "write_report"]
 
 
 def write_report(doc: Mapping[str, Any], run_dir: str | Path) -> dict[str, Path]:

@@ -20,8 +20,6 @@ line breaks. Each file is written to a temporary file and renamed into place.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -39,6 +37,7 @@ from recprivacy.data.loaders.tabular import (
     require_file,
 )
 from recprivacy.errors import DataError
+from recprivacy.io import write_text_atomic
 
 ATOMIC_TYPES = ("token", "token_seq", "float", "float_seq")
 
@@ -195,19 +194,12 @@ def write_recbole(data: Interactions, folder: str | Path, name: str | None = Non
 
 
 def _write_atomic_file(table: pd.DataFrame, path: Path, typed: dict[str, str]) -> None:
-    """Write with a typed header to a temporary file, then rename it to ``path``."""
+    """Write with a typed header, atomically (``io.write_text_atomic``)."""
     out = pd.DataFrame(index=table.index)
     for column in table.columns:
         kind = typed.get(column) or _atomic_type(table[column])
         out[f"{column}:{kind}"] = _atomic_text(table[column], kind, path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            out.to_csv(fh, sep="\t", index=False, lineterminator="\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, out.to_csv(sep="\t", index=False, lineterminator="\n"))
 
 
 def _atomic_type(values: pd.Series) -> str:

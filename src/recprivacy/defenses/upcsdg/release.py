@@ -35,7 +35,7 @@ import scipy.sparse as sp
 from recprivacy.data.interactions import Interactions
 from recprivacy.data.loaders.recbole import write_recbole
 from recprivacy.defenses.upcsdg.preferences import PrivacyPreferences
-from recprivacy.report import write_text_atomic
+from recprivacy.io import write_text_atomic
 
 
 @dataclass(frozen=True)
