@@ -9,18 +9,38 @@ whichever writer made them.
 file, that is (or lies inside) an input folder, or that already holds a file the command would
 write is refused with one line, so no input is ever overwritten and no finished training is
 lost to a late ``--out`` error.
+
+A folder is written the same way: into a hidden *staging* folder beside it
+(``.<name>.partial-<host>-<pid>-<random>``, see ``staging_folder``) that is renamed into place
+when complete. A writer killed before the rename (SIGKILL, power loss) leaves its staging
+folder behind; ``remove_stale_staging`` deletes those whose writer, named by host and pid, is
+no longer running, and never one of a live writer (or of a writer on another host, whose
+liveness cannot be checked). Readers refuse a staging folder (``is_staging``).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import socket
 import tempfile
+import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
 from recprivacy.errors import ConfigError
 
-__all__ = ["check_output_folder", "write_bytes_atomic", "write_text_atomic"]
+__all__ = [
+    "check_output_folder",
+    "is_staging",
+    "remove_stale_staging",
+    "staging_folder",
+    "write_bytes_atomic",
+    "write_text_atomic",
+]
+
+#: marks a staging folder: ``.<final name>.partial-<host>-<pid>-<random hex>``
+STAGING_MARK = ".partial-"
 
 
 def _umask_mode() -> int:
@@ -94,3 +114,51 @@ def check_output_folder(
             f"{option} {out}: already holds {', '.join(existing)}; choose a new or empty folder (nothing is overwritten)"
         )
     return target
+
+
+# ---------------------------------------------------------------------------- staging folders
+
+
+def _host() -> str:
+    """This machine's name as it appears in staging names (no '-' or '.', which delimit them)."""
+    return "".join(c for c in socket.gethostname() if c.isalnum()) or "host"
+
+
+def staging_folder(parent: str | Path, final: str) -> Path:
+    """A fresh path for the staging folder of ``parent / final``, naming this writer's host and pid."""
+    return Path(parent) / f".{final}{STAGING_MARK}{_host()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def is_staging(path: str | Path) -> bool:
+    """True for a staging folder's path (a run still being written, or left by a killed writer)."""
+    name = Path(path).resolve().name
+    return name.startswith(".") and STAGING_MARK in name
+
+
+def _writer_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this host (one owned by another user counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _is_stale(path: Path) -> bool:
+    """A staging folder whose writer ran on this host and has ended; unknown formats are kept."""
+    host, _, rest = path.name.rpartition(STAGING_MARK)[2].partition("-")
+    pid = rest.partition("-")[0]
+    return host == _host() and pid.isdigit() and not _writer_alive(int(pid))
+
+
+def remove_stale_staging(parent: str | Path) -> list[Path]:
+    """Delete the staging folders in ``parent`` whose writer is gone; return what was removed."""
+    parent = Path(parent)
+    if not parent.is_dir():
+        return []
+    stale = [p for p in parent.glob(f".*{STAGING_MARK}*") if p.is_dir() and _is_stale(p)]
+    for path in stale:
+        shutil.rmtree(path, ignore_errors=True)
+    return stale

@@ -186,6 +186,19 @@ def _folder(spec: DatasetSpec, data_dir: str | Path | None, download: bool) -> P
     return resolve_data_dir(spec.name, data_dir)
 
 
+def dataset_inputs(name: str | Path, data_dir: str | Path | None = None) -> list[Path]:
+    """The file or folder ``load_dataset(name, data_dir)`` would read, found without loading
+    (empty for ``synthetic`` and for a named dataset not found yet), so a command can refuse
+    an output inside its input before any work."""
+    if name == "synthetic":
+        return []
+    spec = _spec_or_path(name)
+    if isinstance(spec, Path):
+        return [spec]
+    folder = find_data_dir(spec.name, data_dir)
+    return [] if folder is None else [folder]
+
+
 def _spec_or_path(name: str | Path) -> DatasetSpec | Path:
     """A dataset name's spec, or ``name`` as a path: a Path object, text with a folder
     separator or a table / atomic-file suffix, or an existing file or folder that is not

@@ -14,7 +14,13 @@ key, so sections never collide). A module adds one at import time::
         out.add_risk("user-level membership inference", "ROC AUC", auc, 0.5, verdict)
 
     register_audit_section("membership", membership_section, "Membership inference",
-                           MembershipAuditOptions, order=10)
+                           MembershipAuditOptions, order=10, fit=fit_membership_options)
+
+The optional ``fit(options, data) -> (options, notes)`` runs after the data are prepared and
+before the target is trained: it fits defaults that depend on the data (a list length ``k``
+the user did not set becomes the largest that fits the catalogue, see ``fit_list_length``),
+refuses an explicitly set value that does not fit with a one-line ``ConfigError``, and returns
+notes stating each fitted default, which open the section's text in the report.
 
 Users pick sections and set their options under ``study_options``::
 
@@ -48,6 +54,7 @@ from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.experiments.train import (
     PreparedData,
+    check_cutoffs,
     describe_target,
     fit_model,
     hold_out_users,
@@ -56,6 +63,7 @@ from recprivacy.experiments.train import (
     test_metrics,
 )
 from recprivacy.models.base import Recommender
+from recprivacy.progress import stage
 from recprivacy.report.figures import line_plot
 
 #: attack sections the design plans; named as "not yet available" while unregistered
@@ -135,6 +143,7 @@ class SectionWriter:
 
 
 SectionFn = Callable[[AuditContext, SectionWriter], None]
+OptionsFit = Callable[[Any, PreparedData], tuple[Any, list[str]]]
 
 
 @dataclass(frozen=True)
@@ -147,6 +156,7 @@ class AuditSection:
     options: type[StudyOptions]
     order: int
     heldout_users: bool = False
+    fit: OptionsFit | None = None
 
 
 _SECTIONS: dict[str, AuditSection] = {}
@@ -159,14 +169,16 @@ def register_audit_section(
     options: type[StudyOptions] = StudyOptions,
     order: int = 100,
     heldout_users: bool = False,
+    fit: OptionsFit | None = None,
 ) -> AuditSection:
     """Add a section to every audit (sections run and appear by ``order``, then name).
-    ``heldout_users``: the section needs users the target never saw (``AuditOptions.holdout_users``)."""
+    ``heldout_users``: the section needs users the target never saw (``AuditOptions.holdout_users``);
+    ``fit``: fits the section's options to the prepared data before training (module docstring)."""
     if name == "sections" or not name.isidentifier():
         raise ValueError(f"audit section name {name!r} must be an identifier other than 'sections'")
     if name in _SECTIONS and _SECTIONS[name].run is not run:
         raise ValueError(f"audit section {name!r} is already registered by {_SECTIONS[name].run.__module__}")
-    section = AuditSection(name, run, title, options, order, heldout_users)
+    section = AuditSection(name, run, title, options, order, heldout_users, fit)
     _SECTIONS[name] = section
     return section
 
@@ -212,6 +224,32 @@ def plan_sections(options: AuditOptions) -> list[tuple[AuditSection, Any]]:
     return [(s, validate_options(s.options, extra.get(s.name) or {}, ("study_options", s.name))) for s in chosen]
 
 
+def fit_list_length(section: str, options: Any, key: str, limit: int, limit_reason: str) -> tuple[Any, list[str]]:
+    """Fit the list length ``options.<key>`` to ``limit`` (the longest list the data allow).
+
+    A default above ``limit`` becomes ``limit`` and a note says so; a value the user set
+    (``study_options.<section>.<key>``) above ``limit``, or a ``limit`` below 1, is a one-line
+    ``ConfigError`` naming the key, the value and ``limit_reason`` (why the limit is what it is).
+    """
+    value = getattr(options, key)
+    if value <= limit:
+        return options, []
+    where = f"study_options.{section}.{key}"
+    if key in options.model_fields_set or limit < 1:
+        raise ConfigError(f"{where}={value} does not fit the data: {limit_reason}; expected {key} <= {limit}")
+    note = f"`{key}` = {limit}, fitted to the data (the default {value} does not fit: {limit_reason})."
+    return options.model_copy(update={key: limit}), [note]
+
+
+def fit_plan(plan: list[tuple[AuditSection, Any]], data: PreparedData) -> list[tuple[AuditSection, Any, list[str]]]:
+    """Each planned section with its options fitted to ``data`` and the notes that say how."""
+    fitted = []
+    for section, options in plan:
+        options, notes = section.fit(options, data) if section.fit else (options, [])
+        fitted.append((section, options, notes))
+    return fitted
+
+
 # ---------------------------------------------------------------------------- the study
 
 
@@ -220,13 +258,18 @@ def run_audit(config: Config, options: AuditOptions) -> Results:
     plan = plan_sections(options)
     results = new_results(config)
     data = prepare_data(config, results)
+    check_cutoffs(config.eval.ks, data)
     fraction = holdout_fraction(options, plan)
     if fraction > 0:
         data = hold_out_users(data, fraction, config.seed)
+    fitted = fit_plan(plan, data)
     model = fit_model(config, data, results)
     writers = []
-    for section, section_options in plan:
+    for section, section_options, notes in fitted:
         out = SectionWriter(section.name, results)
+        for note in notes:
+            out.write(note)
+        stage(f"audit section {section.name}")
         with results.timed(f"section:{section.name}"):
             section.run(AuditContext(config, data, model, section_options), out)
         writers.append((section, out))
@@ -362,5 +405,11 @@ def _popularity_analysis(ctx: AuditContext, out: SectionWriter) -> None:
     )
 
 
-register_audit_section("utility", utility_section, "Utility of the target recommender", UtilityOptions, order=0)
+def _fit_utility_options(options: UtilityOptions, data: PreparedData) -> tuple[UtilityOptions, list[str]]:
+    n = data.full.n_items
+    return fit_list_length("utility", options, "k", n, f"the catalogue has {n} items")
+
+
+register_audit_section("utility", utility_section, "Utility of the target recommender", UtilityOptions, order=0,
+                       fit=_fit_utility_options)  # fmt: skip
 register_study("audit", run_audit, AuditOptions, "train a target recommender and run every audit section")

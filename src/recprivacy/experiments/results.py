@@ -7,9 +7,11 @@ versions. Its JSON form â€” the *results document* written to ``results.json`` â
 can be rendered again.
 
 ``write_run`` builds ``<out>/<YYYYmmdd-HHMMSS>-<name>/`` (``config.yaml``, ``results.json``,
-``report.md``, ``report.html``, ``figures/``, ``tables/``) inside a hidden temporary folder next
-to the target and renames it into place only when every file is written, so a failure never
-leaves a half run behind.
+``report.md``, ``report.html``, ``figures/``, ``tables/``) inside a hidden staging folder next
+to the target (``recprivacy.io.staging_folder``) and renames it into place only when every file
+is written, so a failure never leaves a half run behind. Staging folders left by a killed
+writer are removed by the next ``write_run`` into the same folder, and ``load_results`` refuses
+a staging folder.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import platform
 import re
 import shutil
 import time
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -32,6 +33,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from recprivacy.errors import DataError
+from recprivacy.io import is_staging, remove_stale_staging, staging_folder
 from recprivacy.report import write_report
 
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -177,13 +179,15 @@ def run_folder_name(results: Results) -> str:
 def write_run(results: Results, out_root: str | Path) -> Path:
     """Write a complete run folder under ``out_root`` atomically and return its path.
 
-    If ``<time>-<name>`` already exists, ``-2``, ``-3``, ... is appended.
+    If ``<time>-<name>`` already exists, ``-2``, ``-3``, ... is appended. Staging folders of
+    writers that died before finishing are removed first.
     """
     out_root = Path(out_root)
     created_root = not out_root.exists()
     out_root.mkdir(parents=True, exist_ok=True)
+    remove_stale_staging(out_root)
     final = run_folder_name(results)
-    staging = out_root / f".{final}.partial-{uuid.uuid4().hex[:8]}"
+    staging = staging_folder(out_root, final)
     try:
         staging.mkdir()
         _write_contents(results, staging)
@@ -227,6 +231,9 @@ def load_results(run_dir: str | Path) -> Results:
     path = Path(run_dir) / "results.json"
     if not Path(run_dir).is_dir():
         raise DataError("run folder not found", run_dir)
+    if is_staging(run_dir):
+        raise DataError("is the staging folder of a run still being written or of a killed writer; "
+                        "expected a finished run folder (without '.partial-')", run_dir)  # fmt: skip
     if not path.is_file():
         raise DataError("results.json not found; expected a run folder written by recprivacy", run_dir)
     return Results.from_json(path.read_text(encoding="utf-8"), path)

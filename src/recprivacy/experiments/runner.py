@@ -23,8 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from recprivacy.config import Config, StudyOptions, validate_options
+from recprivacy.data.registry import dataset_inputs
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.results import Results, write_run
+from recprivacy.io import check_output_folder
+from recprivacy.progress import stage
 
 StudyFn = Callable[[Config, Any], Results]
 
@@ -75,9 +78,18 @@ def run_study(config: Config) -> Results:
 
 
 def run_config(config: Config, out_root: str | Path | None = None) -> tuple[Results, Path]:
-    """Run the study and write its run folder (under ``out_root`` or ``config.output.dir``)."""
+    """Run the study and write its run folder (under ``out_root`` or ``config.output.dir``).
+
+    The output folder is checked first (``recprivacy.io.check_output_folder``): an existing
+    file, or a folder inside the dataset's files, is refused before any data are loaded.
+    """
+    option = "--out" if out_root is not None else "output.dir"
+    out = out_root if out_root is not None else config.output.dir
+    check_output_folder(out, inputs=dataset_inputs(config.dataset.name, config.dataset.data_dir), option=option)
+    stage(f"run {config.name} (study {config.study})")
     results = run_study(config)
-    return results, write_run(results, out_root if out_root is not None else config.output.dir)
+    stage(f"write the run folder under {out}")
+    return results, write_run(results, out)
 
 
 def new_results(config: Config) -> Results:

@@ -4,7 +4,10 @@ Steps (each timed in ``Results.timings``):
 
 1. load the dataset (``recprivacy.data.registry.load_dataset``) and preprocess it;
 2. split it into train / validation / test (``random``: per-user random fractions with the
-   config seed; ``temporal``: by time);
+   config seed; ``temporal``: by time). A degenerate dataset (fewer than 2 users or 2 items
+   with interactions, or a split that leaves no test interaction) is refused with a
+   ``DataError``, and so is a cut-off in ``eval.ks`` above the catalogue size
+   (``check_cutoffs``, a ``ConfigError``): both would report perfect, meaningless metrics;
 3. fit the model on train, with the validation split driving early stopping where the model
    supports it (``model.params.seed`` defaults to the config seed);
 4. full-ranking evaluation on test over all items, each user's training *and validation*
@@ -26,11 +29,13 @@ from recprivacy.data.interactions import Interactions
 from recprivacy.data.preprocess import preprocess
 from recprivacy.data.registry import load_dataset
 from recprivacy.data.split import random_split, temporal_split, user_partition
+from recprivacy.errors import ConfigError, DataError
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.metrics.ranking import evaluate
 from recprivacy.models import make_model
 from recprivacy.models.base import Recommender
+from recprivacy.progress import stage
 from recprivacy.report.figures import line_plot
 
 METRIC_NAMES = ("recall", "ndcg", "mrr", "hit", "precision")
@@ -52,19 +57,42 @@ class PreparedData:
 def prepare_data(config: Config, results: Results) -> PreparedData:
     """Load, preprocess and split the configured dataset; records its fingerprint and seeds."""
     ds = config.dataset
+    stage(f"load dataset {ds.name}")
     with results.timed("load_data"):
         data = load_dataset(ds.name, ds.data_dir, **ds.options)
     with results.timed("preprocess"):
         p = ds.preprocessing
         data = preprocess(data, implicit_threshold=p.implicit_threshold, kcore=p.kcore, min_user=p.min_user, dedup=p.dedup)
+    check_not_degenerate(data)
+    stage(f"split {data.name}: {data.n_users} users x {data.n_items} items, {len(data)} interactions")
     with results.timed("split"):
         train, valid, test = split_data(data, ds.split, config.seed)
+    if len(test) == 0:
+        raise DataError(f"the {ds.split.kind} split leaves no test interactions ({len(data)} interactions); "
+                        "expected users with at least 2 interactions or another dataset.split", data.name)  # fmt: skip
     results.dataset = data.fingerprint()
     if "seed" in ds.options:
         results.seeds["data"] = int(ds.options["seed"])
     if ds.split.kind == "random":
         results.seeds["split"] = config.seed
     return PreparedData(data, train, valid, test)
+
+
+def check_not_degenerate(data: Interactions) -> None:
+    """``DataError`` unless at least 2 users and 2 items have interactions (after preprocessing)."""
+    users, items = int((data.user_counts() > 0).sum()), int((data.item_counts() > 0).sum())
+    if users < 2 or items < 2:
+        raise DataError(f"{users} user(s) and {items} item(s) with interactions after preprocessing; "
+                        "expected at least 2 of each to train and evaluate a recommender", data.name)  # fmt: skip
+
+
+def check_cutoffs(ks: Sequence[int], data: PreparedData) -> None:
+    """``ConfigError`` naming ``eval.ks`` when a cut-off exceeds the catalogue (full ranking
+    over ``n_items`` items makes every metric at such a k trivially perfect)."""
+    too_long = [k for k in ks if k > data.full.n_items]
+    if too_long:
+        raise ConfigError(f"eval.ks: {too_long} exceed the catalogue of {data.full.name} ({data.full.n_items} items); "
+                          f"expected every k <= {data.full.n_items}")  # fmt: skip
 
 
 def hold_out_users(data: PreparedData, fraction: float, seed: int) -> PreparedData:
@@ -91,6 +119,7 @@ def fit_model(config: Config, data: PreparedData, results: Results) -> Recommend
     and fit it on train with validation for early stopping."""
     params = {"seed": config.seed, **config.model.params}
     model = make_model(config.model.name, **params)
+    stage(f"fit {config.model.name} on {len(data.train)} training interactions")
     with results.timed("fit"):
         model.fit(data.train, data.valid)
     results.seeds["model"] = int(params["seed"])
@@ -155,7 +184,9 @@ def run_train(config: Config, options: StudyOptions) -> Results:
     """The ``train`` study (see module docstring)."""
     results = new_results(config)
     data = prepare_data(config, results)
+    check_cutoffs(config.eval.ks, data)
     model = fit_model(config, data, results)
+    stage("evaluate on the test split")
     with results.timed("evaluate"):
         metrics = test_metrics(model, data, config.eval.ks)
     results.metrics.update(metrics)

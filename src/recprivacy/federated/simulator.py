@@ -158,7 +158,7 @@ class FederatedSimulator:
         import time
 
         history = FederatedHistory()
-        for _ in progress(range(rounds), desc=desc, total=rounds):
+        for _ in progress(range(rounds), desc=desc, total=rounds, unit="round"):
             start = time.perf_counter()
             self.run_round()
             history.round_seconds.append(time.perf_counter() - start)

@@ -135,7 +135,7 @@ def _fit_epochs(
     history = TrainingHistory()
     best_state = None
     bad = 0
-    for epoch in progress(range(n_epochs), desc=desc, total=n_epochs):
+    for epoch in progress(range(n_epochs), desc=desc, total=n_epochs, unit="epoch"):
         module.train()
         history.losses.append(float(run_epoch(epoch)))
         if validate is None or (epoch + 1) % eval_every and epoch + 1 != n_epochs:

@@ -51,6 +51,7 @@ from recprivacy.errors import ConfigError
 from recprivacy.metrics.attack import binary_attack_report
 from recprivacy.models import make_model
 from recprivacy.models.base import Recommender
+from recprivacy.progress import stage as announce
 
 DEFENSE_SCOPES = ("none", "target", "both")
 #: letters of the paper's setting codes (Table 1); the S3-Rec sets stand in for ADM and lf-2k
@@ -177,6 +178,7 @@ class MembershipLab:
 
     def _cached(self, key: tuple, stage: str, make: Callable[[], Any]) -> Any:
         if key not in self._cache:
+            announce(f"membership {stage}: {' '.join(str(part) for part in key[1:])}")
             with self._timed(stage):
                 self._cache[key] = make()
         return self._cache[key]

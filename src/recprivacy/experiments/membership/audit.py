@@ -19,7 +19,10 @@ Who plays which part:
 
 The section also measures the attack when both target and shadow deploy Popularity
 Randomization (an adversary who knows the defence) and reports the defence's privacy
-statement. Item coverage is ``init``: the target's catalogue is fixed, so items the vector
+statement. The default list length ``k`` = 100 is fitted to a small catalogue before the target
+is trained: a member (of the target or of the shadow) must have ``k`` items it has not
+interacted with, so ``k`` is at most the number of items less the largest user history
+(``fit_membership_options``); an explicit ``k`` above that is refused. Item coverage is ``init``: the target's catalogue is fixed, so items the vector
 users never touched keep random vectors (their number is reported).
 """
 
@@ -34,7 +37,8 @@ from recprivacy.attacks.membership import AttackSpec, LabOptions, MembershipLab
 from recprivacy.attacks.membership.partition import Partition, group_of
 from recprivacy.config import StudyOptions
 from recprivacy.defenses.popularity_randomization import PopularityRandomization
-from recprivacy.experiments.audit import AuditContext, SectionWriter, register_audit_section
+from recprivacy.experiments.audit import AuditContext, SectionWriter, fit_list_length, register_audit_section
+from recprivacy.experiments.train import PreparedData
 from recprivacy.experiments.membership.collect import randomizer
 from recprivacy.experiments.membership.render import roc_png
 
@@ -49,6 +53,13 @@ class MembershipAuditOptions(StudyOptions):
     n_factors: PositiveInt = 100
     min_interactions: PositiveInt = 20
     defense_alpha: float = Field(0.1, gt=0, le=1)
+
+
+def fit_membership_options(o: MembershipAuditOptions, data: PreparedData) -> tuple[MembershipAuditOptions, list[str]]:
+    """``k`` fitted so that every possible member has ``k`` unseen items (module docstring)."""
+    n, longest = data.full.n_items, int(data.full.user_counts().max(initial=0))
+    reason = f"the catalogue has {n} items and a user has interacted with {longest} of them"
+    return fit_list_length("membership", o, "k", n - longest, reason)
 
 
 def audit_partition(ctx: AuditContext, min_interactions: int, seed: int) -> Partition | None:
@@ -79,11 +90,6 @@ def membership_section(ctx: AuditContext, out: SectionWriter) -> None:
                   f"{o.min_interactions} interactions (set `study_options.holdout_users` or "
                   f"`study_options.membership.min_interactions`).")  # fmt: skip
         return
-    k = min(o.k, ctx.data.full.n_items - int(ctx.data.train.user_counts().max(initial=0)))
-    if k < o.k:
-        out.write(f"The catalogue is too small for top-{o.k} lists: a trained user has only {k} unseen items, "
-                  f"so the attack uses top-{k} lists.")  # fmt: skip
-        o = o.model_copy(update={"k": k})
     name, algorithm = ctx.data.full.name, ctx.config.model.name
     options = LabOptions(min_interactions=o.min_interactions, item_coverage="init", holdout="none",
                          model_params={algorithm: dict(ctx.config.model.params)})  # fmt: skip
@@ -140,4 +146,4 @@ def _write(out: SectionWriter, o: MembershipAuditOptions, partition: Partition, 
 
 
 register_audit_section("membership", membership_section, "Membership inference (paper 001)", MembershipAuditOptions,
-                       order=10, heldout_users=True)  # fmt: skip
+                       order=10, heldout_users=True, fit=fit_membership_options)  # fmt: skip
