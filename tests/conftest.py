@@ -43,3 +43,10 @@ def dataset_dir(data_root: Path):
         return path
 
     return get
+
+
+@pytest.fixture(autouse=True)
+def _quiet_progress(monkeypatch):
+    """No progress lines on stderr in tests (so one-line error checks see one line); a test
+    of progress output removes ``RECPRIVACY_QUIET`` itself."""
+    monkeypatch.setenv("RECPRIVACY_QUIET", "1")
