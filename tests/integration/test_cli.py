@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -159,3 +162,80 @@ def test_datasets_download_offline_is_one_line_error(tmp_path, monkeypatch):
     assert result.exit_code == 2
     assert "could not download ml-100k" in result.output and str(tmp_path) in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------- issue 29: outputs, staging, small data, progress
+
+
+@pytest.mark.parametrize("command", ["train", "audit", "run"])
+def test_out_that_is_a_file_is_refused_before_any_work(command, tmp_path, monkeypatch):
+    """The error comes before the first progress line: nothing was loaded or trained."""
+    monkeypatch.delenv("RECPRIVACY_QUIET")
+    taken = tmp_path / "taken"
+    taken.write_text("keep me\n")
+    config = tmp_path / "train.yaml"
+    config.write_text("study: train\n")
+    args = [config] if command == "run" else []
+    assert_one_line_error(invoke(command, *args, "--out", taken, *TINY), f"--out {taken}: is an existing file")
+    assert taken.read_text() == "keep me\n"
+
+
+def test_out_inside_the_dataset_folder_is_refused(tmp_path, monkeypatch):
+    monkeypatch.delenv("RECPRIVACY_QUIET")
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "ratings.csv").write_text("user_id,item_id\n1,1\n1,2\n2,1\n2,2\n")
+    result = invoke("audit", "--dataset", data / "ratings.csv", "--out", data / "runs")
+    assert_one_line_error(result, "is inside the input", str(data / "ratings.csv"))
+    assert [p.name for p in data.iterdir()] == ["ratings.csv"]
+
+
+def test_next_run_removes_a_dead_writers_staging_folder_and_keeps_a_live_one(tmp_path):
+    from recprivacy.io import staging_folder
+
+    out = tmp_path / "runs"
+    out.mkdir()
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    own = staging_folder(out, "20260101-000000-killed")
+    dead = out / own.name.replace(f"-{os.getpid()}-", f"-{child.pid}-")
+    live = out / own.name.replace("killed", "writing")
+    for folder in (dead, live):
+        folder.mkdir()
+        (folder / "results.json").write_text("{}")
+    assert_one_line_error(invoke("report", dead), "staging folder")
+    result = invoke("train", "--out", out, *TINY)
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in out.iterdir())
+    assert dead.name not in names and live.name in names
+    assert len(names) == 2 and names[1].endswith("-train-synthetic-bpr")
+
+
+def test_audit_on_a_small_catalogue_fits_its_list_lengths(tmp_path):
+    """90 items: the membership attack's default k = 100 cannot fit; the audit runs with the
+    longest list that fits and says so, while an explicit k that does not fit is refused."""
+    small = ["--set", "dataset.options.n_users=200", "--set", "dataset.options.n_items=90",
+             "--set", "dataset.options.n_interactions=5000", "--set", "model.params.n_epochs=3",
+             "--set", "study_options.sections=[utility,membership]"]  # fmt: skip
+    result = invoke("audit", "--out", tmp_path / "runs", *small)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((only_run(tmp_path / "runs") / "results.json").read_text())
+    (section,) = [s for s in doc["sections"] if s["title"].startswith("Membership")]
+    assert "fitted to the data (the default 100 does not fit: the catalogue has 90 items" in section["text"]
+    assert 0.0 <= doc["metrics"]["membership/plain/auc"] <= 1.0
+    refused = invoke("audit", "--out", tmp_path / "again", *small, "--set", "study_options.membership.k=96")
+    assert_one_line_error(refused, "study_options.membership.k=96 does not fit the data", "90 items")
+    assert not (tmp_path / "again").exists()
+
+
+def test_progress_lines_on_stderr_when_not_a_terminal(tmp_path, monkeypatch):
+    monkeypatch.delenv("RECPRIVACY_QUIET")
+    result = invoke("train", "--out", tmp_path / "runs", *TINY)
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.strip().splitlines()
+    assert lines and all(line.startswith("[recprivacy +") for line in lines), result.stderr
+    text = "\n".join(lines)
+    for stage in ("run train-synthetic-bpr", "load dataset synthetic", "fit bpr on", "BPRMF: epoch 3/3",
+                  "evaluate on the test split", "write the run folder"):  # fmt: skip
+        assert stage in text, text
+    assert "[recprivacy +" not in result.stdout
