@@ -235,7 +235,7 @@ def test_progress_lines_on_stderr_when_not_a_terminal(tmp_path, monkeypatch):
     lines = result.stderr.strip().splitlines()
     assert lines and all(line.startswith("[recprivacy +") for line in lines), result.stderr
     text = "\n".join(lines)
-    for stage in ("run train-synthetic-bpr", "load dataset synthetic", "fit bpr on", "BPRMF: epoch 3/3",
-                  "evaluate on the test split", "write the run folder"):  # fmt: skip
+    for stage in ("run train-synthetic-bpr", "load_data: synthetic", "split: 80 users x 120 items", "fit: bpr on",
+                  "BPRMF: epoch 3/3", "evaluate: full ranking", "write the run folder"):  # fmt: skip
         assert stage in text, text
     assert "[recprivacy +" not in result.stdout

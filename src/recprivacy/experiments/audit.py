@@ -63,7 +63,6 @@ from recprivacy.experiments.train import (
     test_metrics,
 )
 from recprivacy.models.base import Recommender
-from recprivacy.progress import stage
 from recprivacy.report.figures import line_plot
 
 #: attack sections the design plans; named as "not yet available" while unregistered
@@ -269,7 +268,6 @@ def run_audit(config: Config, options: AuditOptions) -> Results:
         out = SectionWriter(section.name, results)
         for note in notes:
             out.write(note)
-        stage(f"audit section {section.name}")
         with results.timed(f"section:{section.name}"):
             section.run(AuditContext(config, data, model, section_options), out)
         writers.append((section, out))

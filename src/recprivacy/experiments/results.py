@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from recprivacy.errors import DataError
 from recprivacy.io import is_staging, remove_stale_staging, staging_folder
+from recprivacy.progress import stage
 from recprivacy.report import write_report
 
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -131,8 +132,10 @@ class Results(BaseModel):
         return section
 
     @contextmanager
-    def timed(self, name: str) -> Iterator[None]:
-        """Add the wall-clock seconds of the block to ``timings[name]``."""
+    def timed(self, name: str, detail: str = "") -> Iterator[None]:
+        """Add the wall-clock seconds of the block to ``timings[name]``; the block is a stage of
+        the run, announced as ``name: detail`` (``recprivacy.progress.stage``)."""
+        stage(f"{name}: {detail}" if detail else name)
         start = time.perf_counter()
         try:
             yield

@@ -35,7 +35,6 @@ from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.metrics.ranking import evaluate
 from recprivacy.models import make_model
 from recprivacy.models.base import Recommender
-from recprivacy.progress import stage
 from recprivacy.report.figures import line_plot
 
 METRIC_NAMES = ("recall", "ndcg", "mrr", "hit", "precision")
@@ -57,15 +56,13 @@ class PreparedData:
 def prepare_data(config: Config, results: Results) -> PreparedData:
     """Load, preprocess and split the configured dataset; records its fingerprint and seeds."""
     ds = config.dataset
-    stage(f"load dataset {ds.name}")
-    with results.timed("load_data"):
+    with results.timed("load_data", ds.name):
         data = load_dataset(ds.name, ds.data_dir, **ds.options)
     with results.timed("preprocess"):
         p = ds.preprocessing
         data = preprocess(data, implicit_threshold=p.implicit_threshold, kcore=p.kcore, min_user=p.min_user, dedup=p.dedup)
     check_not_degenerate(data)
-    stage(f"split {data.name}: {data.n_users} users x {data.n_items} items, {len(data)} interactions")
-    with results.timed("split"):
+    with results.timed("split", f"{data.n_users} users x {data.n_items} items, {len(data)} interactions"):
         train, valid, test = split_data(data, ds.split, config.seed)
     if len(test) == 0:
         raise DataError(f"the {ds.split.kind} split leaves no test interactions ({len(data)} interactions); "
@@ -119,8 +116,7 @@ def fit_model(config: Config, data: PreparedData, results: Results) -> Recommend
     and fit it on train with validation for early stopping."""
     params = {"seed": config.seed, **config.model.params}
     model = make_model(config.model.name, **params)
-    stage(f"fit {config.model.name} on {len(data.train)} training interactions")
-    with results.timed("fit"):
+    with results.timed("fit", f"{config.model.name} on {len(data.train)} training interactions"):
         model.fit(data.train, data.valid)
     results.seeds["model"] = int(params["seed"])
     return model
@@ -186,8 +182,7 @@ def run_train(config: Config, options: StudyOptions) -> Results:
     data = prepare_data(config, results)
     check_cutoffs(config.eval.ks, data)
     model = fit_model(config, data, results)
-    stage("evaluate on the test split")
-    with results.timed("evaluate"):
+    with results.timed("evaluate", "full ranking on the test split"):
         metrics = test_metrics(model, data, config.eval.ks)
     results.metrics.update(metrics)
     columns, rows = metrics_rows(metrics, config.eval.ks)
