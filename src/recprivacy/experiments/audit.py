@@ -240,6 +240,16 @@ def fit_list_length(section: str, options: Any, key: str, limit: int, limit_reas
     return options.model_copy(update={key: limit}), [note]
 
 
+def catalogue_fit(section: str, key: str) -> OptionsFit:
+    """An options fit that keeps the list length ``<key>`` within the catalogue."""
+
+    def fit(options: Any, data: PreparedData) -> tuple[Any, list[str]]:
+        n = data.full.n_items
+        return fit_list_length(section, options, key, n, f"the catalogue has {n} items")
+
+    return fit
+
+
 def fit_plan(plan: list[tuple[AuditSection, Any]], data: PreparedData) -> list[tuple[AuditSection, Any, list[str]]]:
     """Each planned section with its options fitted to ``data`` and the notes that say how."""
     fitted = []
@@ -403,11 +413,6 @@ def _popularity_analysis(ctx: AuditContext, out: SectionWriter) -> None:
     )
 
 
-def _fit_utility_options(options: UtilityOptions, data: PreparedData) -> tuple[UtilityOptions, list[str]]:
-    n = data.full.n_items
-    return fit_list_length("utility", options, "k", n, f"the catalogue has {n} items")
-
-
 register_audit_section("utility", utility_section, "Utility of the target recommender", UtilityOptions, order=0,
-                       fit=_fit_utility_options)  # fmt: skip
+                       fit=catalogue_fit("utility", "k"))  # fmt: skip
 register_study("audit", run_audit, AuditOptions, "train a target recommender and run every audit section")

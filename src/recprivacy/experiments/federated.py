@@ -70,10 +70,9 @@ from recprivacy.data.registry import load_dataset
 from recprivacy.data.split import temporal_split
 from recprivacy.defenses.apm import make_defence
 from recprivacy.defenses.federated_dp import BASELINES, make_baseline
-from recprivacy.experiments.audit import AuditContext, SectionWriter, fit_list_length, register_audit_section
+from recprivacy.experiments.audit import AuditContext, SectionWriter, catalogue_fit, register_audit_section
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
-from recprivacy.experiments.train import PreparedData
 from recprivacy.federated.features import attribute_labels, user_features
 from recprivacy.federated.models import make_federated_model
 from recprivacy.federated.protocol import LocalTraining
@@ -476,10 +475,5 @@ def attribute_section(ctx: AuditContext, out: SectionWriter) -> None:
     )
 
 
-def _fit_attribute_options(options: AttributeAuditOptions, data: PreparedData) -> tuple[AttributeAuditOptions, list[str]]:
-    n = data.full.n_items
-    return fit_list_length("attribute", options, "k", n, f"the catalogue has {n} items")
-
-
 register_audit_section("attribute", attribute_section, "Attribute inference from recommendation lists", AttributeAuditOptions,
-                       order=40, fit=_fit_attribute_options)  # fmt: skip
+                       order=40, fit=catalogue_fit("attribute", "k"))  # fmt: skip
