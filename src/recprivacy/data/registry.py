@@ -3,14 +3,16 @@
 Names: ``ml-100k``, ``ml-1m``, ``coat``, ``amazon-<category>`` (e.g. ``amazon-musical-instruments``),
 ``s3rec-<beauty|sports|toys|yelp|lastfm>``, ``mind`` and ``zhihu`` (exposure logs, ``load_exposure``),
 ``synthetic`` (``recprivacy.data.synthetic.make_synthetic(**options)``). A name may also be a
-path: a ``.csv`` / ``.tsv`` / ``.parquet`` file (options ``user_col`` / ``item_col``, default
-``user_id`` / ``item_id``, and ``rating_col``, ``time_col``, ``sep``), a RecBole ``.inter``
-file, a folder of RecBole atomic files, or a LightGCN folder (``train.txt`` and its other parts).
+path: a ``.csv`` / ``.tsv`` / ``.parquet`` file (options ``user_col``, ``item_col``,
+``rating_col``, ``time_col``, ``sep`` of ``tabular.load_table``; columns with usual names such as
+``user_id``, ``rating``, ``timestamp`` are recognised), a RecBole ``.inter`` file, a folder of
+RecBole atomic files, or a LightGCN folder (``train.txt`` and its other parts).
 
 A dataset's folder is searched in this order: ``data_dir`` (the dataset's own folder, or a
 parent holding it under one of its folder names such as ``ml-100k/``), then
 ``$RECPRIVACY_DATA``, then the cache (``$RECPRIVACY_CACHE`` or ``~/.cache/recprivacy``).
-MovieLens can be downloaded into the cache with ``download=True``.
+MovieLens can be downloaded into the cache (``recprivacy datasets download ml-100k``, or
+``download=True`` in Python).
 """
 
 from __future__ import annotations
@@ -141,7 +143,12 @@ def resolve_data_dir(name: str, data_dir: str | Path | None = None) -> Path:
         return folder
     spec = dataset_spec(name)
     looked = ", ".join(str(r) for r in _roots(data_dir))
-    fetch = ", or pass download=True to fetch it from files.grouplens.org" if name in MOVIELENS_URLS else ""
+    fetch = (
+        f"; or download it from files.grouplens.org: run `recprivacy datasets download {name}` "
+        f"(Python: load_dataset({name!r}, download=True))"
+        if name in MOVIELENS_URLS
+        else ""
+    )
     raise DataError(
         f"dataset {name!r} not found (looked in {looked}); "
         f"{data_hint(f'a folder {spec.folders[0]}/ holding {spec.formats}')}{fetch}"
@@ -208,8 +215,6 @@ def _load_path(path: Path, **options: Any) -> Interactions:
         return recbole.load_recbole(path, **options)
     if not path.is_file():
         raise DataError(f"file not found; {data_hint('the file')}", path)
-    options.setdefault("user_col", "user_id")
-    options.setdefault("item_col", "item_id")
     return tabular.load_table(path, **options)
 
 
