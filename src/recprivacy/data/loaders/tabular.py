@@ -216,6 +216,8 @@ def _parse_careful(text: str, path: Path, kinds: Mapping[str, FieldKind], option
     try:
         frame = pd.read_csv(io.StringIO(text), dtype=str, **options)
     except pd.errors.ParserError as err:
+        if "EOF inside string" in str(err):
+            raise DataError("a quoted field opens here and is never closed", path, _unclosed_quote_line(text)) from err
         found = re.search(r"line (\d+), saw (\d+)", str(err))
         line = int(found.group(1)) if found else None
         detail = f"found {found.group(2)}" if found else str(err).strip().splitlines()[-1]
@@ -246,6 +248,14 @@ def _typed_text(
         if kind in ("int", "float"):
             frame[name] = pd.to_numeric(frame[name].str.strip()).astype(_PANDAS_DTYPE[kind])
     return frame
+
+
+def _unclosed_quote_line(text: str) -> int | None:
+    """Line of the quote that opens a never-closed field: with an odd number of quotes (a
+    doubled quote inside a field counts twice), the last one."""
+    if text.count('"') % 2 == 0:
+        return None
+    return text.count("\n", 0, text.rfind('"')) + 1
 
 
 def _physical_lines(text: str) -> pd.Series:
@@ -506,15 +516,21 @@ def _parquet_values(table: pd.DataFrame, columns: Mapping[str, str | None], path
 
 def _time_column(frame: pd.DataFrame, col: str, path: Path) -> pd.Series:
     """Timestamps: numbers as given (``Interactions.from_frame`` checks they are whole),
-    ISO 8601 strings as Unix seconds (UTC)."""
+    ISO 8601 strings as Unix seconds (UTC); one kind per column."""
     values = frame[col]
     numbers = pd.to_numeric(values, errors="coerce")
-    if not numbers.isna().any():
+    is_number = numbers.notna().to_numpy()
+    if is_number.all():
         return numbers
-    times = pd.to_datetime(values, errors="coerce", utc=True, format="ISO8601")
-    bad = times.isna().to_numpy()
-    if bad.any():
-        row = int(np.argmax(bad))
+    times = pd.to_datetime(values.where(~is_number), errors="coerce", utc=True, format="ISO8601")
+    neither = ~is_number & times.isna().to_numpy()
+    if neither.any():
+        row = int(np.argmax(neither))
         message = f"field {col!r}: {values.iloc[row]!r} is neither a number nor an ISO 8601 time"
+        raise row_error(frame.index, row, message, path)
+    if is_number.any():
+        row = int(np.argmax(is_number != is_number[0]))
+        kind = "a number" if is_number[row] else "an ISO 8601 time"
+        message = f"field {col!r}: {values.iloc[row]!r} is {kind} unlike the first value; expected one kind of time"
         raise row_error(frame.index, row, message, path)
     return pd.Series((times - pd.Timestamp(0, tz="UTC")) // pd.Timedelta(seconds=1), index=frame.index, dtype=np.int64)
