@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from recprivacy.cli import app
 from recprivacy.data.registry import load_dataset
 from recprivacy.errors import DataError
+from recprivacy.report.markdown import appendix
 
 ELF_HEAD = b"\x7fELF\x02\x01\x01\x00\x00\x00\xff\xfe" + bytes(range(256))
 PNG_HEAD = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
@@ -162,10 +163,13 @@ def test_parquet_columns_are_recognised(tmp_path):
     assert list(data.timestamps) == [1577836810, 1577836800]
 
 
-def test_fingerprint_records_the_columns(tmp_path):
+def test_fingerprint_and_report_show_the_columns(tmp_path):
     fingerprint = load_dataset(_write(tmp_path, "t.csv", GOOD)).fingerprint()
     assert (fingerprint["rating_column"], fingerprint["timestamp_column"]) == ("rating", "none")
     assert fingerprint["provenance"][0]["columns"]["rating"] == "rating"
+    dataset_section = appendix({"dataset": fingerprint})[0]
+    rows = dataset_section["tables"][0]["rows"]
+    assert ["rating_column", "rating"] in rows and ["timestamp_column", "none"] in rows
 
 
 def test_missing_dataset_names_the_cli_and_python_ways(tmp_path, monkeypatch):

@@ -139,5 +139,7 @@ def load_coat(path: str | Path, ratings: str = "train") -> Interactions:
     return Interactions(
         users=users, items=items, n_users=n_users, n_items=n_items, ratings=matrix[users, items].astype(np.float64),
         user_ids=np.arange(n_users), item_ids=np.arange(n_items), user_features=users_table, name="coat",
-        provenance=({"step": "load", "format": "coat", "source": str(file), "ratings": ratings, "columns": dict(_COLUMNS)},),
+        provenance=(
+            {"step": "load", "format": "coat", "source": str(file), "ratings": ratings, "columns": dict(_COLUMNS)},
+        ),
     )  # fmt: skip

@@ -11,7 +11,8 @@ Reading: the ``.inter`` fields ``user_id``, ``item_id`` and, when present, ``rat
 ``.user`` / ``.item`` become feature columns. Tokens are text, except that a token column in
 which every value is a canonical decimal integer is read as int64 (lossless both ways, and
 ids then match the integer ids of the original MovieLens files). Ratings must be numbers >= 0
-and timestamps whole numbers (``Interactions.from_frame`` checks both). A float field that a line leaves empty is NaN, except in the required fields.
+and timestamps whole numbers (``Interactions.from_frame`` checks both). A float field that a
+line leaves empty is NaN, except in the required fields.
 
 Writing: integer columns are written as ``token``, float columns as ``float``, tuples or lists
 as ``token_seq`` / ``float_seq``, anything else as ``token``; text must not contain tabs or

@@ -87,7 +87,8 @@ def decode(raw: bytes, path: Path, encoding: str) -> str:
     except UnicodeDecodeError as err:
         start = bom + err.start
         line = raw[:start].count(b"\n") + 1
-        raise DataError(f"byte {start} is not valid {encoding} text; expected a {encoding} text file", path, line) from err
+        message = f"byte {start} is not valid {encoding} text; expected a {encoding} text file"
+        raise DataError(message, path, line) from err
 
 
 def as_canonical_ints(values: pd.Series) -> pd.Series:
@@ -327,8 +328,9 @@ def build_interactions(
     """``Interactions`` from a validated frame of original ids (rows indexed by source line).
 
     The provenance's load step names the source, the format and the columns used (see
-    ``Interactions.from_frame``, which also checks ratings and timestamps). Feature tables are indexed by original id; every user / item that occurs in the frame
-    must have a row, else a DataError names the first line that mentions a missing id.
+    ``Interactions.from_frame``, which also checks ratings and timestamps). Feature tables are
+    indexed by original id; every user / item that occurs in the frame must have a row, else a
+    DataError names the first line that mentions a missing id.
     """
     if frame.empty:
         raise DataError("no interactions (the file has no data rows)", source)
@@ -397,11 +399,11 @@ def load_table(
     parquet = path.suffix == ".parquet"
     if parquet:
         table = _read_parquet(path)
-        columns = table_columns(list(table.columns), options, path, header_line=None)
+        columns = _table_columns(list(table.columns), options, path, header_line=None)
         frame = _parquet_values(table, columns, path)
     else:
         sep = sep or _guess_separator(path)
-        columns = table_columns(header_columns(path, sep), options, path, header_line=1)
+        columns = _table_columns(header_columns(path, sep), options, path, header_line=1)
         frame = read_delimited(path, sep, _kinds(columns), header=True, quoted=True)
     if columns["timestamp"] is not None:
         frame[columns["timestamp"]] = _time_column(frame, columns["timestamp"], path)
@@ -417,7 +419,7 @@ def load_table(
     )
 
 
-def table_columns(
+def _table_columns(
     header: list[str], options: Mapping[str, str | None], path: Path, header_line: int | None
 ) -> dict[str, str | None]:
     """The column of each role (``None``: not used): the one named in ``options``, else the
