@@ -47,6 +47,8 @@ BAD_CSV = [
     Bad("rating_empty.csv", "user_id,item_id,rating\n1,10,4\n2,10,\n", 3, "field 'rating': '' is not a finite number"),
     Bad("stars_synonym.csv", "userId,movieId,Stars\n1,10,4\n2,10,x\n", 3, "field 'Stars': 'x' is not a finite number"),
     Bad("after_blank.csv", "user_id,item_id,rating\n1,10,4\n\n2,10,NaN\n", 4, "'NaN' is not a finite number"),
+    Bad("multiline_neg.csv", 'user_id,item_id,note,rating\n1,10,"two\nlines",4\n2,10,plain,-1\n', 4, "field 'rating': -1.0 is negative"),
+    Bad("multiline_text.csv", 'user_id,item_id,note,rating\n1,10,"two\nlines",4\n2,10,plain,x\n', 4, "field 'rating': 'x' is not"),
     Bad("crlf.csv", "user_id,item_id,rating\r\n1,10,4\r\n2,10,NaN\r\n", 3, "'NaN' is not a finite number"),
     Bad("bom_bad.csv", "\ufeffuser_id,item_id,rating\n1,10,4\n2,10,-2\n", 3, "field 'rating': -2.0 is negative"),
     Bad("time_text.csv", "user_id,item_id,timestamp\n1,10,100\n2,10,soon\n", 3, "field 'timestamp': 'soon' is neither a number nor an ISO 8601 time"),

@@ -187,9 +187,22 @@ def _parse_fast(raw: bytes, kinds: Mapping[str, FieldKind], options: dict, encod
         frame = pd.read_csv(io.BytesIO(raw), dtype=_dtypes(kinds), encoding=encoding, **options)
     except (ValueError, pd.errors.ParserError):
         return None
-    first = 2 if options["header"] == 0 else 1
-    frame.index = pd.RangeIndex(first, first + len(frame), name="line")
+    frame.index = _record_lines(frame, options, raw.count(b"\n") + (not raw.endswith(b"\n")))
     return frame
+
+
+def _record_lines(frame: pd.DataFrame, options: dict, n_lines: int) -> pd.Index:
+    """1-based file line where each record starts (``n_lines``: lines in the file). Records
+    are consecutive lines unless a quoted field holds line breaks; then each record starts
+    after the line breaks of those before it."""
+    first = 2 if options["header"] == 0 else 1
+    extra = np.zeros(len(frame), dtype=np.int64)
+    if n_lines - (first - 1) > len(frame):
+        for name in frame.columns:
+            if not pd.api.types.is_numeric_dtype(frame[name]):
+                extra += frame[name].astype(str).str.count("\n").to_numpy()
+    starts = first + np.arange(len(frame)) + np.cumsum(extra) - extra
+    return pd.Index(starts, name="line")
 
 
 def _dtypes(kinds: Mapping[str, FieldKind]) -> dict:
@@ -223,8 +236,8 @@ def _parse_careful(text: str, path: Path, kinds: Mapping[str, FieldKind], option
         line = int(found.group(1)) if found else None
         detail = f"found {found.group(2)}" if found else str(err).strip().splitlines()[-1]
         raise DataError(f"wrong number of fields: {detail}", path, line) from err
+    frame.index = _record_lines(frame, options, text.count("\n") + (not text.endswith("\n")))
     first = 2 if options["header"] == 0 else 1
-    frame.index = pd.RangeIndex(first, first + len(frame), name="line")
     lines = None if quoted else _physical_lines(text).iloc[first - 1 :]
     if lines is not None and len(lines) != len(frame):
         lines = None
