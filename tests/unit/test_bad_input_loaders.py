@@ -9,6 +9,7 @@ fingerprint and report) shows them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from typer.testing import CliRunner
 
 from recprivacy.cli import app
 from recprivacy.data.registry import load_dataset
-from recprivacy.errors import DataError
+from recprivacy.errors import ConfigError, DataError
 from recprivacy.report.markdown import appendix
 
 ELF_HEAD = b"\x7fELF\x02\x01\x01\x00\x00\x00\xff\xfe" + bytes(range(256))
@@ -191,6 +192,21 @@ def test_missing_dataset_names_the_cli_and_python_ways(tmp_path, monkeypatch):
     ):
         assert fragment in message, message
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "expected"),
+    [
+        ("t.csv", {"rating_column": "r"}, "['rating_column'] not understood: a CSV/Parquet table takes options user_col,"),
+        ("ml-100k", {"rating_col": "r"}, "['rating_col'] not understood: dataset 'ml-100k' takes no options"),
+    ],
+)
+def test_unknown_dataset_option_is_a_config_error(tmp_path, name, options, expected):
+    _write(tmp_path, "t.csv", GOOD)
+    (tmp_path / "ml-100k").mkdir()
+    _write(tmp_path / "ml-100k", "u.data", "1\t10\t4\t100\n")
+    with pytest.raises(ConfigError, match=re.escape(expected)):
+        load_dataset(tmp_path / name if name.endswith(".csv") else name, tmp_path, **options)
 
 
 CLI_CASES = [c for c in BAD_CSV if c.name in ("rating_nan.csv", "binary.csv")]

@@ -17,8 +17,10 @@ MovieLens can be downloaded into the cache (``recprivacy datasets download ml-10
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from functools import partial
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,7 +107,7 @@ def dataset_spec(name: str) -> DatasetSpec:
         return DatasetSpec(
             name, f"Amazon 5-core reviews, {category.replace('-', ' ')}", "JSON lines (McAuley lab)",
             "none", (f"amazon-5core-{category}", name), _has_amazon(category),
-            lambda folder, **o: amazon.load_amazon(folder, category, **o),
+            partial(amazon.load_amazon, category=category),
         )  # fmt: skip
     if name.startswith("s3rec-") and name.removeprefix("s3rec-") in s3rec.S3REC_FILES:
         key = name.removeprefix("s3rec-")
@@ -113,7 +115,7 @@ def dataset_spec(name: str) -> DatasetSpec:
         return DatasetSpec(
             name, f"S3-Rec sequences, {stem.replace('_', ' ')} (implicit, ordered)", f"{stem}.txt (S3-Rec)",
             "item attributes", ("s3rec-sequences", "s3rec"), _has_any(f"{stem}.txt"),
-            lambda folder, **o: s3rec.load_s3rec(folder, key, **o),
+            partial(s3rec.load_s3rec, dataset=key),
         )  # fmt: skip
     known = sorted(SPECS) + ["amazon-<category>"] + [f"s3rec-{k}" for k in s3rec.S3REC_FILES] + ["synthetic"]
     raise ConfigError(f"unknown dataset {name!r}; expected one of {known}, or a path to a .csv/.parquet/.inter file")
@@ -172,7 +174,7 @@ def load_dataset(
         return _load_path(spec, **options)
     if spec.kind != "interactions":
         raise ConfigError(f"{name!r} is an exposure log; load it with load_exposure({name!r})")
-    return spec.loader(_folder(spec, data_dir, download), **options)
+    return _call_loader(spec.loader, f"dataset {spec.name!r}", _folder(spec, data_dir, download), options)
 
 
 def load_exposure(name: str, data_dir: str | Path | None = None, **options: Any) -> ExposureLog:
@@ -181,7 +183,7 @@ def load_exposure(name: str, data_dir: str | Path | None = None, **options: Any)
     if spec.kind != "exposure":
         exposure = [s.name for s in SPECS.values() if s.kind == "exposure"]
         raise ConfigError(f"{name!r} has no exposure log; exposure datasets: {exposure}")
-    return spec.loader(_folder(spec, data_dir, False), **options)
+    return _call_loader(spec.loader, f"dataset {spec.name!r}", _folder(spec, data_dir, False), options)
 
 
 def _folder(spec: DatasetSpec, data_dir: str | Path | None, download: bool) -> Path:
@@ -210,12 +212,24 @@ def _spec_or_path(name: str | Path) -> DatasetSpec | Path:
 
 def _load_path(path: Path, **options: Any) -> Interactions:
     if path.is_dir() and lightgcn.is_lightgcn_folder(path):
-        return lightgcn.load_lightgcn(path)
+        return _call_loader(lightgcn.load_lightgcn, "a LightGCN folder", path, options)
     if path.is_dir() or path.suffix == ".inter":
-        return recbole.load_recbole(path, **options)
+        return _call_loader(recbole.load_recbole, "RecBole atomic files", path, options)
     if not path.is_file():
         raise DataError(f"file not found; {data_hint('the file')}", path)
-    return tabular.load_table(path, **options)
+    return _call_loader(tabular.load_table, "a CSV/Parquet table", path, options)
+
+
+def _call_loader(loader: Callable[..., Any], what: str, target: Path, options: Mapping[str, Any]) -> Any:
+    """``loader(target, **options)``; an option the loader does not take is a ConfigError."""
+    bound = getattr(loader, "keywords", {})  # fixed by functools.partial
+    params = list(inspect.signature(loader).parameters.values())[1:]
+    known = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in bound]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        takes = f"options {', '.join(known)}" if known else "no options"
+        raise ConfigError(f"dataset option(s) {unknown} not understood: {what} takes {takes}")
+    return loader(target, **options)
 
 
 def list_datasets(data_dir: str | Path | None = None) -> list[dict[str, Any]]:
