@@ -102,7 +102,8 @@ def test_table_csv_with_quotes_and_iso_times(tmp_path):
     assert list(data.user_ids) == ["u0", "u1"]
     np.testing.assert_array_equal(data.ratings, [4.5, 1.0])
     np.testing.assert_array_equal(data.timestamps, [1577836810, 1577836800])
-    assert data.provenance[0] == {"step": "load", "format": "csv", "source": str(file)}
+    columns = {"user": "uid", "item": "iid", "rating": "stars", "timestamp": "when"}
+    assert data.provenance[0] == {"step": "load", "format": "csv", "source": str(file), "columns": columns}
 
 
 def test_table_separator_is_sniffed_and_integer_ids_stay_integers(tmp_path):

@@ -52,7 +52,10 @@ def test_ml100k_maps_ids_ratings_times_and_features(ml100k):
     items = data.item_features
     assert list(items["title"]) == ["Café Society (1996)", "L.A. Confidential (1997)"]
     assert list(items["genres"]) == ["Comedy", "Crime|Film-Noir|Thriller"]
-    assert data.provenance == ({"step": "load", "format": "ml-100k", "source": str(ml100k / "u.data")},)
+    columns = {"user": "user_id", "item": "item_id", "rating": "rating", "timestamp": "timestamp"}
+    assert data.provenance == (
+        {"step": "load", "format": "ml-100k", "source": str(ml100k / "u.data"), "columns": columns},
+    )
 
 
 def test_ml100k_users_table_keeps_users_without_ratings(ml100k):

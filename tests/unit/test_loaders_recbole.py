@@ -38,7 +38,12 @@ def test_reads_recbole_ml100k_layout(tmp_path):
     }
     assert list(data.item_features["movie_title"]) == [("Kolya",), ("L.A.", "Confidential")]
     assert list(data.item_features["class"]) == [("Comedy",), ("Crime", "Film-Noir", "Thriller")]
-    assert data.provenance[0] == {"step": "load", "format": "recbole-atomic", "source": str(folder / "ml-100k.inter")}
+    assert data.provenance[0] == {
+        "step": "load",
+        "format": "recbole-atomic",
+        "source": str(folder / "ml-100k.inter"),
+        "columns": {"user": "user_id", "item": "item_id", "rating": "rating", "timestamp": "timestamp"},
+    }
 
 
 def _rich_interactions() -> Interactions:

@@ -222,43 +222,43 @@ class Interactions:
         name: str = "interactions",
         source: str | None = None,
     ) -> "Interactions":
-        """Build from a table of original ids, assigning internal ids in order of first
-        appearance-sorted original id."""
+        """Build from a table of original ids, assigning internal ids in order of sorted
+        original id.
+
+        Ratings must be finite numbers >= 0 and timestamps whole numbers of seconds; a bad
+        value is a DataError at its row (``file:line`` when ``df`` is indexed by source line,
+        see :func:`row_error`). The load step of the provenance records which column served
+        as user, item, rating and timestamp (``None``: not used).
+        """
         where = source or name
         for col in (user_col, item_col, rating_col, time_col):
             if col is not None and col not in df.columns:
                 raise DataError(f"missing column {col!r}; columns present: {list(df.columns)}", where)
         if len(df) == 0:
             raise DataError("no interactions", where)
-        if df[user_col].isna().any() or df[item_col].isna().any():
-            raise DataError(f"empty {user_col!r} or {item_col!r} value", where)
+        for col in (user_col, item_col):
+            raise_first_bad(df, col, [(df[col].isna().to_numpy(), "is empty; expected an id")], where)
         users, user_ids = pd.factorize(df[user_col], sort=True)
         items, item_ids = pd.factorize(df[item_col], sort=True)
-        ratings = None
-        if rating_col is not None:
-            ratings = pd.to_numeric(df[rating_col], errors="coerce").to_numpy(dtype=np.float64)
-            if np.isnan(ratings).any():
-                row = int(np.flatnonzero(np.isnan(ratings))[0])
-                raise DataError(f"row {row}: rating {df[rating_col].iloc[row]!r} is not a number", where)
-        timestamps = None
-        if time_col is not None:
-            timestamps = pd.to_numeric(df[time_col], errors="coerce")
-            if timestamps.isna().any():
-                row = int(np.flatnonzero(timestamps.isna().to_numpy())[0])
-                raise DataError(f"row {row}: timestamp {df[time_col].iloc[row]!r} is not a number", where)
-            timestamps = timestamps.to_numpy(dtype=np.int64)
+        columns = {"user": user_col, "item": item_col, "rating": rating_col, "timestamp": time_col}
         return cls(
             users=users,
             items=items,
             n_users=len(user_ids),
             n_items=len(item_ids),
-            ratings=ratings,
-            timestamps=timestamps,
+            ratings=None if rating_col is None else _ratings(df, rating_col, where),
+            timestamps=None if time_col is None else _timestamps(df, time_col, where),
             user_ids=np.asarray(user_ids),
             item_ids=np.asarray(item_ids),
             name=name,
-            provenance=({"step": "load", "source": str(source or name)},),
+            provenance=({"step": "load", "source": str(where), "columns": columns},),
         )
+
+    def source_columns(self) -> dict[str, str | None] | None:
+        """Column used for each role (user, item, rating, timestamp; ``None``: not used) as
+        recorded by the loader, or None when the data were not read from a table."""
+        load = next((p for p in self.provenance if p.get("step") == "load" and "columns" in p), None)
+        return None if load is None else dict(load["columns"])
 
     def describe(self) -> dict[str, Any]:
         """Summary used by ``recprivacy datasets`` and reports."""
@@ -270,6 +270,7 @@ class Interactions:
             "density": round(self.density, 6),
             "ratings": self.ratings is not None,
             "timestamps": self.timestamps is not None,
+            **{f"{role}_column": col or "none" for role, col in (self.source_columns() or {}).items()},
             "user_features": [] if self.user_features is None else list(self.user_features.columns),
             "item_features": [] if self.item_features is None else list(self.item_features.columns),
         }
@@ -287,3 +288,51 @@ class Interactions:
             "sha256": h.hexdigest()[:16],
             "provenance": [dict(p) for p in self.provenance],
         }
+
+
+def shown(value: object) -> str:
+    """``repr`` of a value as a user wrote it (numpy scalars as plain Python numbers)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def row_error(index: pd.Index, position: int, message: str, source: object) -> DataError:
+    """A DataError for row ``position`` of a frame with this ``index``.
+
+    Frames read from text files are indexed by 1-based file line (``index.name == 'line'``),
+    giving ``file:line: message``; other frames name the row by its index label
+    (``file: row 3: message`` for a Parquet table, ``index 0: ...`` for a plain DataFrame).
+    """
+    label = index[position]
+    if index.name == "line":
+        return DataError(message, source, int(label))
+    return DataError(f"{index.name or 'index'} {shown(label)}: {message}", source)
+
+
+def raise_first_bad(df: pd.DataFrame, col: str, checks: list[tuple[np.ndarray, str]], source: object) -> None:
+    """Raise at the earliest row of ``df`` that a check flags; ``checks`` are (mask, problem)."""
+    bad = np.logical_or.reduce([mask for mask, _ in checks])
+    if bad.any():
+        position = int(np.argmax(bad))
+        problem = next(text for mask, text in checks if mask[position])
+        raise row_error(df.index, position, f"field {col!r}: {shown(df[col].iloc[position])} {problem}", source)
+
+
+def _ratings(df: pd.DataFrame, col: str, source: object) -> np.ndarray:
+    """Ratings as float64; every value must be a finite number >= 0."""
+    values = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=np.float64)
+    checks = [(~np.isfinite(values), "is not a finite number"), (values < 0, "is negative; expected a rating >= 0")]
+    raise_first_bad(df, col, checks, source)
+    return values
+
+
+def _timestamps(df: pd.DataFrame, col: str, source: object) -> np.ndarray:
+    """Timestamps as int64; every value must be a whole number (of seconds)."""
+    if pd.api.types.is_integer_dtype(df[col]):
+        return df[col].to_numpy(dtype=np.int64)
+    values = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=np.float64)
+    finite = np.isfinite(values)
+    fraction = finite & (np.where(finite, values, 0.0) % 1 != 0)
+    raise_first_bad(
+        df, col, [(~finite, "is not a number of seconds"), (fraction, "is not a whole number of seconds")], source
+    )
+    return values.astype(np.int64)

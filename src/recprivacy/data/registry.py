@@ -3,20 +3,24 @@
 Names: ``ml-100k``, ``ml-1m``, ``coat``, ``amazon-<category>`` (e.g. ``amazon-musical-instruments``),
 ``s3rec-<beauty|sports|toys|yelp|lastfm>``, ``mind`` and ``zhihu`` (exposure logs, ``load_exposure``),
 ``synthetic`` (``recprivacy.data.synthetic.make_synthetic(**options)``). A name may also be a
-path: a ``.csv`` / ``.tsv`` / ``.parquet`` file (options ``user_col`` / ``item_col``, default
-``user_id`` / ``item_id``, and ``rating_col``, ``time_col``, ``sep``), a RecBole ``.inter``
-file, a folder of RecBole atomic files, or a LightGCN folder (``train.txt`` and its other parts).
+path: a ``.csv`` / ``.tsv`` / ``.parquet`` file (options ``user_col``, ``item_col``,
+``rating_col``, ``time_col``, ``sep`` of ``tabular.load_table``; columns with usual names such as
+``user_id``, ``rating``, ``timestamp`` are recognised), a RecBole ``.inter`` file, a folder of
+RecBole atomic files, or a LightGCN folder (``train.txt`` and its other parts).
 
 A dataset's folder is searched in this order: ``data_dir`` (the dataset's own folder, or a
 parent holding it under one of its folder names such as ``ml-100k/``), then
 ``$RECPRIVACY_DATA``, then the cache (``$RECPRIVACY_CACHE`` or ``~/.cache/recprivacy``).
-MovieLens can be downloaded into the cache with ``download=True``.
+MovieLens can be downloaded into the cache (``recprivacy datasets download ml-100k``, or
+``download=True`` in Python).
 """
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from functools import partial
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -103,7 +107,7 @@ def dataset_spec(name: str) -> DatasetSpec:
         return DatasetSpec(
             name, f"Amazon 5-core reviews, {category.replace('-', ' ')}", "JSON lines (McAuley lab)",
             "none", (f"amazon-5core-{category}", name), _has_amazon(category),
-            lambda folder, **o: amazon.load_amazon(folder, category, **o),
+            partial(amazon.load_amazon, category=category),
         )  # fmt: skip
     if name.startswith("s3rec-") and name.removeprefix("s3rec-") in s3rec.S3REC_FILES:
         key = name.removeprefix("s3rec-")
@@ -111,7 +115,7 @@ def dataset_spec(name: str) -> DatasetSpec:
         return DatasetSpec(
             name, f"S3-Rec sequences, {stem.replace('_', ' ')} (implicit, ordered)", f"{stem}.txt (S3-Rec)",
             "item attributes", ("s3rec-sequences", "s3rec"), _has_any(f"{stem}.txt"),
-            lambda folder, **o: s3rec.load_s3rec(folder, key, **o),
+            partial(s3rec.load_s3rec, dataset=key),
         )  # fmt: skip
     known = sorted(SPECS) + ["amazon-<category>"] + [f"s3rec-{k}" for k in s3rec.S3REC_FILES] + ["synthetic"]
     raise ConfigError(f"unknown dataset {name!r}; expected one of {known}, or a path to a .csv/.parquet/.inter file")
@@ -141,7 +145,12 @@ def resolve_data_dir(name: str, data_dir: str | Path | None = None) -> Path:
         return folder
     spec = dataset_spec(name)
     looked = ", ".join(str(r) for r in _roots(data_dir))
-    fetch = ", or pass download=True to fetch it from files.grouplens.org" if name in MOVIELENS_URLS else ""
+    fetch = (
+        f"; or download it from files.grouplens.org: run `recprivacy datasets download {name}` "
+        f"(Python: load_dataset({name!r}, download=True))"
+        if name in MOVIELENS_URLS
+        else ""
+    )
     raise DataError(
         f"dataset {name!r} not found (looked in {looked}); "
         f"{data_hint(f'a folder {spec.folders[0]}/ holding {spec.formats}')}{fetch}"
@@ -165,7 +174,7 @@ def load_dataset(
         return _load_path(spec, **options)
     if spec.kind != "interactions":
         raise ConfigError(f"{name!r} is an exposure log; load it with load_exposure({name!r})")
-    return spec.loader(_folder(spec, data_dir, download), **options)
+    return _call_loader(spec.loader, f"dataset {spec.name!r}", _folder(spec, data_dir, download), options)
 
 
 def load_exposure(name: str, data_dir: str | Path | None = None, **options: Any) -> ExposureLog:
@@ -174,7 +183,7 @@ def load_exposure(name: str, data_dir: str | Path | None = None, **options: Any)
     if spec.kind != "exposure":
         exposure = [s.name for s in SPECS.values() if s.kind == "exposure"]
         raise ConfigError(f"{name!r} has no exposure log; exposure datasets: {exposure}")
-    return spec.loader(_folder(spec, data_dir, False), **options)
+    return _call_loader(spec.loader, f"dataset {spec.name!r}", _folder(spec, data_dir, False), options)
 
 
 def _folder(spec: DatasetSpec, data_dir: str | Path | None, download: bool) -> Path:
@@ -216,14 +225,24 @@ def _spec_or_path(name: str | Path) -> DatasetSpec | Path:
 
 def _load_path(path: Path, **options: Any) -> Interactions:
     if path.is_dir() and lightgcn.is_lightgcn_folder(path):
-        return lightgcn.load_lightgcn(path)
+        return _call_loader(lightgcn.load_lightgcn, "a LightGCN folder", path, options)
     if path.is_dir() or path.suffix == ".inter":
-        return recbole.load_recbole(path, **options)
+        return _call_loader(recbole.load_recbole, "RecBole atomic files", path, options)
     if not path.is_file():
         raise DataError(f"file not found; {data_hint('the file')}", path)
-    options.setdefault("user_col", "user_id")
-    options.setdefault("item_col", "item_id")
-    return tabular.load_table(path, **options)
+    return _call_loader(tabular.load_table, "a CSV/Parquet table", path, options)
+
+
+def _call_loader(loader: Callable[..., Any], what: str, target: Path, options: Mapping[str, Any]) -> Any:
+    """``loader(target, **options)``; an option the loader does not take is a ConfigError."""
+    bound = getattr(loader, "keywords", {})  # fixed by functools.partial
+    params = list(inspect.signature(loader).parameters.values())[1:]
+    known = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in bound]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        takes = f"options {', '.join(known)}" if known else "no options"
+        raise ConfigError(f"dataset option(s) {unknown} not understood: {what} takes {takes}")
+    return loader(target, **options)
 
 
 def list_datasets(data_dir: str | Path | None = None) -> list[dict[str, Any]]:

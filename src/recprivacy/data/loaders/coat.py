@@ -35,6 +35,8 @@ COAT_FILES = {"train": "train.ascii", "test": "test.ascii"}
 USER_FEATURES = Path("user_item_features") / "user_features.ascii"
 USER_FEATURES_MAP = Path("user_item_features") / "user_features_map.txt"
 _GENDER = {"men": "M", "women": "F", "male": "M", "female": "F"}
+_COLUMNS = {"user": "line - 1", "item": "position on the line - 1", "rating": "value > 0", "timestamp": None}
+"""Where each role of the interactions comes from in a matrix file (recorded like table columns)."""
 
 
 def read_matrix(path: Path, max_value: int | None = 5) -> np.ndarray:
@@ -137,5 +139,7 @@ def load_coat(path: str | Path, ratings: str = "train") -> Interactions:
     return Interactions(
         users=users, items=items, n_users=n_users, n_items=n_items, ratings=matrix[users, items].astype(np.float64),
         user_ids=np.arange(n_users), item_ids=np.arange(n_items), user_features=users_table, name="coat",
-        provenance=({"step": "load", "format": "coat", "source": str(file), "ratings": ratings},),
+        provenance=(
+            {"step": "load", "format": "coat", "source": str(file), "ratings": ratings, "columns": dict(_COLUMNS)},
+        ),
     )  # fmt: skip

@@ -55,7 +55,10 @@ def cache_root() -> Path:
 
 def data_hint(what: str = "the dataset folder") -> str:
     """Where dataset files belong, for error messages."""
-    return f"put {what} under the folder given by --data-dir, or under $RECPRIVACY_DATA, or under {cache_root()}"
+    return (
+        f"put {what} under the folder given by --data-dir (Python: data_dir=), "
+        f"or under $RECPRIVACY_DATA, or under {cache_root()}"
+    )
 
 
 def download_movielens(

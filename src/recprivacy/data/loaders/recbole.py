@@ -10,8 +10,9 @@ Reading: the ``.inter`` fields ``user_id``, ``item_id`` and, when present, ``rat
 ``timestamp`` (field names can be changed) make the ``Interactions``; the other fields of
 ``.user`` / ``.item`` become feature columns. Tokens are text, except that a token column in
 which every value is a canonical decimal integer is read as int64 (lossless both ways, and
-ids then match the integer ids of the original MovieLens files). Timestamps must be whole
-numbers. A float field that a line leaves empty is NaN, except in the required fields.
+ids then match the integer ids of the original MovieLens files). Ratings must be numbers >= 0
+and timestamps whole numbers (``Interactions.from_frame`` checks both). A float field that a
+line leaves empty is NaN, except in the required fields.
 
 Writing: integer columns are written as ``token``, float columns as ``float``, tuples or lists
 as ``token_seq`` / ``float_seq``, anything else as ``token``; text must not contain tabs or
@@ -130,8 +131,6 @@ def load_recbole(
     time_col = time_field if time_field in present else None
     required = [field for field in (user_field, item_field, rating_col, time_col) if field is not None]
     inter = read_atomic(inter_file, required=required)
-    if time_col is not None:
-        inter[time_col] = _whole_seconds(inter[time_col], inter_file)
     user_file, item_file = inter_file.with_suffix(".user"), inter_file.with_suffix(".item")
     return build_interactions(
         inter,
@@ -146,17 +145,6 @@ def load_recbole(
         item_features=_features(item_file, item_field),
         features_source={"user": user_file, "item": item_file},
     )
-
-
-def _whole_seconds(values: pd.Series, path: Path) -> pd.Series:
-    numbers = values.to_numpy(dtype=np.float64)
-    bad = numbers != np.floor(numbers)
-    if bad.any():
-        row = int(np.argmax(bad))
-        raise DataError(
-            f"timestamp {float(numbers[row])!r} is not a whole number of seconds", path, int(values.index[row])
-        )
-    return values.astype(np.int64)
 
 
 def _features(path: Path, id_field: str) -> pd.DataFrame | None:
@@ -221,5 +209,9 @@ def _atomic_text(values: pd.Series, kind: str, path: Path) -> pd.Series:
     bad = text.str.contains(r"[\t\r\n]", regex=True).to_numpy()
     if bad.any():
         row = int(np.argmax(bad))
-        raise DataError(f"column {values.name!r} row {row}: {text.iloc[row]!r} contains a tab or line break", path)
+        raise DataError(
+            f"column {values.name!r}, value {text.iloc[row]!r} (0-based row {row} of the table written) "
+            "contains a tab or line break, which atomic files cannot hold",
+            path,
+        )
     return text
