@@ -49,6 +49,8 @@ def test_tables_follow_the_paper_layout_with_its_numbers(study_run):
     assert table3.rows[-1][1:4] == [0.0166, 0.0878, 0.0506]
     grid = results.tables["grid"]
     assert [(row[0], row[1]) for row in grid.rows] == [(0.2, 0.1), (0.2, 0.9), (0.8, 0.1), (0.8, 0.9)]
+    dropped = [row[grid.columns.index("dropped: no candidate within gamma")] for row in grid.rows]
+    assert all(0.0 <= share <= 1.0 for share in dropped) and dropped[2] >= dropped[3]  # a tight cap drops more
     membership = results.tables["membership"]
     assert [row[:2] for row in membership.rows] == [["original", ""], [0.2, 0.1], [0.2, 0.9], [0.8, 0.1], [0.8, 0.9]]
     assert all(0.0 <= row[3] <= 1.0 for row in membership.rows)
@@ -71,7 +73,8 @@ def test_measurements_cover_every_seed_and_cell(study_run):
     assert len([r for r in rows if r["kind"] == "membership"]) == 2 * (1 + 4)
     assert results.seeds["run_0"] == 0 and results.seeds["run_1"] == 1
     for key in ("original/bpr/recall@20", "+/lightgcn/ndcg@20", "UPC-SDG/k=0.8/gamma=0.1/recovery/blind/recall@10",
-                "UPC-SDG_r/k=0.2/gamma=0.9/bpr/recall@20", "UPC-SDG/k=0.2/gamma=0.9/mean_f_sim"):
+                "UPC-SDG_r/k=0.2/gamma=0.9/bpr/recall@20", "UPC-SDG/k=0.2/gamma=0.9/mean_f_sim",
+                "UPC-SDG/k=0.8/gamma=0.1/share_dropped"):
         assert key in results.metrics and math.isfinite(results.metrics[key])
 
 

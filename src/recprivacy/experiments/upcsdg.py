@@ -500,7 +500,7 @@ def add_metrics(results: Results, m: Measurements, options: UPCSDGOptions) -> No
                 value = m.mean("recall_history", "utility", variant, k, gamma, model="bpr")
                 if value is not None:
                     results.metrics[f"{variant}/k={k}/gamma={gamma}/bpr/recall_history@{CUTOFF}"] = value
-            for column in ("mean_f_sim", "seconds", "share_heldout"):
+            for column in ("mean_f_sim", "share_dropped", "seconds", "share_heldout"):
                 value = m.mean(column, "release", "UPC-SDG", k, gamma)
                 if value is not None:
                     results.metrics[f"UPC-SDG/k={k}/gamma={gamma}/{column}"] = value
