@@ -127,7 +127,8 @@ def synthesize(
     data_dir: DataDirOption = None,
     privacy: Annotated[Path | None, typer.Option("--privacy", help="CSV/JSON of per-user k and gamma by original user id.")] = None,
     k: Annotated[float, typer.Option("--k", help="Share of each user's items replaced, in (0, 1).")] = 0.2,
-    gamma: Annotated[float, typer.Option("--gamma", help="Similarity cap of a replacement, in (0, 1).")] = 0.5,
+    gamma: Annotated[float, typer.Option("--gamma", help="Hard cap on a replacement's similarity to its original, in (0, 1); "
+                                                    "an item with no candidate within it is dropped.")] = 0.5,
     config: Annotated[Path | None, typer.Option("--config", help="UPC-SDG config (dataset preparation, generator).")] = None,
     set_: SetOption = None,
 ) -> None:
