@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 import torch
 from scipy.stats import rankdata, spearmanr
@@ -54,7 +55,7 @@ def selection_report(model: UPCSDG, release: SyntheticRelease, emb: FrozenEmbedd
                      popularity: np.ndarray) -> dict[str, float]:
     """Spearman of attention with popularity and BPR score (learned selection only), and the
     mean BPR-score percentile of the selected items within each user's items."""
-    table = release.replacements
+    table = pd.concat([release.replacements, release.dropped])  # every selected item, replaced or dropped
     chosen = table.groupby("user")["original_item"].apply(np.asarray)
     rho_pop, rho_score, percentile = [], [], []
     for u, items in enumerate(rows):

@@ -122,25 +122,31 @@ def train(
 
 @app.command()
 def synthesize(
-    out: Annotated[Path, typer.Option("--out", help="Folder for the synthetic dataset's files.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder to create public/ (release) and private/ (keep) in.")],
     dataset: Annotated[str | None, typer.Option("--dataset", help="Dataset name or path (default: synthetic).")] = None,
     data_dir: DataDirOption = None,
     privacy: Annotated[Path | None, typer.Option("--privacy", help="CSV/JSON of per-user k and gamma by original user id.")] = None,
     k: Annotated[float, typer.Option("--k", help="Share of each user's items replaced, in (0, 1).")] = 0.2,
-    gamma: Annotated[float, typer.Option("--gamma", help="Similarity cap of a replacement, in (0, 1).")] = 0.5,
+    gamma: Annotated[float, typer.Option("--gamma", help="Hard cap on a replacement's similarity to its original, in (0, 1); "
+                                                    "an item with no candidate within it is dropped.")] = 0.5,
     config: Annotated[Path | None, typer.Option("--config", help="UPC-SDG config (dataset preparation, generator).")] = None,
     set_: SetOption = None,
 ) -> None:
-    """Release a UPC-SDG synthetic version of a dataset (RecBole atomic files, LightGCN train.txt, privacy summary)."""
+    """Release a UPC-SDG synthetic version of a dataset: OUT/public/ holds the synthetic data (RecBole atomic
+    files, LightGCN train.txt); OUT/private/ holds what undoes the protection (replacement map, privacy record)."""
     with user_errors():
         release = synthesize_release(
             _command_config(config, default_synthesize_config(), dataset, data_dir, None, set_ or []), out, privacy, k, gamma
         )
         s = release.summary
-        keys = ["users", "original_interactions", "replaced_interactions", "realised_ratio_mean", "mean_f_sim",
-                "share_within_gamma", "users_with_default_preferences"]
-        _print_rows("Privacy summary", ["", "value"], [[key.replace("_", " "), s[key]] for key in keys])
-        Console().print(f"Synthetic dataset written to [bold]{out}[/bold] (per-user details: privacy_per_user.csv)")
+        rows = [[key.replace("_", " "), s[key]] for key in
+                ("users", "original_interactions", "replaced_interactions", "realised_ratio_mean", "mean_f_sim", "max_f_sim")]
+        rows.append(["interactions with no candidate within gamma (dropped)", s["dropped_interactions"]])
+        rows.append(["users with default preferences", s["users_with_default_preferences"]])
+        _print_rows("Privacy summary", ["", "value"], rows)
+        Console().print(f"[bold]{out / 'public'}[/bold]: release this (the synthetic data only).\n"
+                        f"[bold]{out / 'private'}[/bold]: keep, it undoes the protection "
+                        "(replacement map, per-user privacy in privacy_per_user.csv).")
 
 
 def _command_config(

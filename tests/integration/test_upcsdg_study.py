@@ -8,12 +8,14 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from typer.testing import CliRunner
 
 from recprivacy.cli import app
 from recprivacy.config import load_config
+from recprivacy.data.loaders.lightgcn import load_lightgcn
 from recprivacy.data.loaders.recbole import load_recbole
 from recprivacy.errors import ConfigError
 from recprivacy.experiments import run_config, run_study
@@ -47,6 +49,8 @@ def test_tables_follow_the_paper_layout_with_its_numbers(study_run):
     assert table3.rows[-1][1:4] == [0.0166, 0.0878, 0.0506]
     grid = results.tables["grid"]
     assert [(row[0], row[1]) for row in grid.rows] == [(0.2, 0.1), (0.2, 0.9), (0.8, 0.1), (0.8, 0.9)]
+    dropped = [row[grid.columns.index("dropped: no candidate within gamma")] for row in grid.rows]
+    assert all(0.0 <= share <= 1.0 for share in dropped) and dropped[2] >= dropped[3]  # a tight cap drops more
     membership = results.tables["membership"]
     assert [row[:2] for row in membership.rows] == [["original", ""], [0.2, 0.1], [0.2, 0.9], [0.8, 0.1], [0.8, 0.9]]
     assert all(0.0 <= row[3] <= 1.0 for row in membership.rows)
@@ -69,7 +73,8 @@ def test_measurements_cover_every_seed_and_cell(study_run):
     assert len([r for r in rows if r["kind"] == "membership"]) == 2 * (1 + 4)
     assert results.seeds["run_0"] == 0 and results.seeds["run_1"] == 1
     for key in ("original/bpr/recall@20", "+/lightgcn/ndcg@20", "UPC-SDG/k=0.8/gamma=0.1/recovery/blind/recall@10",
-                "UPC-SDG_r/k=0.2/gamma=0.9/bpr/recall@20", "UPC-SDG/k=0.2/gamma=0.9/mean_f_sim"):
+                "UPC-SDG_r/k=0.2/gamma=0.9/bpr/recall@20", "UPC-SDG/k=0.2/gamma=0.9/mean_f_sim",
+                "UPC-SDG/k=0.8/gamma=0.1/share_dropped"):
         assert key in results.metrics and math.isfinite(results.metrics[key])
 
 
@@ -111,19 +116,44 @@ TINY_CLI = ["--set", "dataset.options.n_users=60", "--set", "dataset.options.n_i
             "--set", "study_options.generator.n_epochs=2"]  # fmt: skip
 
 
-def test_synthesize_command_writes_a_release_that_round_trips(tmp_path):
+def _pairs(data) -> set[tuple[str, str]]:
+    """(user id, item id) pairs as text, the way the CSV files spell them."""
+    return set(zip(map(str, data.user_ids[data.users]), map(str, data.item_ids[data.items])))
+
+
+def test_synthesize_command_releases_only_public_data_within_each_users_gamma(tmp_path):
     prefs = tmp_path / "prefs.csv"
-    prefs.write_text("user_id,k,gamma\n3,0.5,0.3\n")
+    prefs.write_text("user_id,k,gamma\n3,0.8,0.05\n5,0.5,0.3\n")  # user 3 asks for a tiny cap
     out = tmp_path / "release"
     result = runner.invoke(app, ["synthesize", "--privacy", str(prefs), "--k", "0.25", "--out", str(out), *TINY_CLI])
     assert result.exit_code == 0, result.output
-    assert "Privacy summary" in result.stdout
-    summary = json.loads((out / "privacy_summary.json").read_text())
-    assert summary["users_with_default_preferences"] == summary["users"] - 1
-    loaded = load_recbole(out / "synthetic-upcsdg.inter")
-    assert len(loaded) == summary["synthetic_interactions"] == summary["original_interactions"]
-    per_user = (out / "privacy_per_user.csv").read_text().splitlines()
-    assert per_user[0].startswith("user_id,n_items,n_replaced,k,realised_ratio,gamma")
+    text = " ".join(result.stdout.split())
+    assert f"{out / 'public'}: release this" in text and f"{out / 'private'}: keep, it undoes the protection" in text
+    public, private = out / "public", out / "private"
+    assert sorted(p.name for p in out.iterdir()) == ["private", "public"]
+    assert sorted(p.name for p in public.iterdir()) == ["item_list.txt", "synthetic-upcsdg.inter", "synthetic-upcsdg.item",
+                                                        "train.txt", "user_list.txt"]
+    summary = json.loads((private / "privacy_summary.json").read_text())
+    assert summary["users_with_default_preferences"] == summary["users"] - 2
+    assert f"interactions with no candidate within gamma (dropped) │ {summary['dropped_interactions']}" in result.stdout
+    ids = {c: str for c in ("user_id", "original_item_id", "replacement_item_id")}
+    replaced = pd.read_csv(private / "replacements.csv", dtype=ids)
+    dropped = pd.read_csv(private / "dropped.csv", dtype=ids)
+    per_user = pd.read_csv(private / "privacy_per_user.csv", dtype=ids).set_index("user_id")
+    # every replacement within its user's gamma, the file's own value for users 3 and 5
+    assert (replaced["f_sim"] <= replaced["user_id"].map(per_user["gamma"])).all() and len(replaced)
+    assert per_user.loc["3", "gamma"] == 0.05 and per_user.loc["5", "gamma"] == 0.3
+    assert (replaced.loc[replaced["user_id"] == "3", "f_sim"] <= 0.05).all()
+    assert per_user.loc["3", "n_replaced"] + per_user.loc["3", "n_dropped"] == round(0.8 * per_user.loc["3", "n_items"])
+    # read every public file back: no removed original (user, item) pair is in any of them
+    released = _pairs(load_recbole(public / "synthetic-upcsdg.inter"))
+    assert _pairs(load_lightgcn(public)) == released            # train.txt through user_list / item_list
+    removed = set(zip(replaced["user_id"], replaced["original_item_id"])) | set(zip(dropped["user_id"], dropped["original_item_id"]))
+    assert removed and not removed & released
+    assert set(zip(replaced["user_id"], replaced["replacement_item_id"])) <= released
+    assert len(released) == summary["synthetic_interactions"] == summary["original_interactions"] - len(dropped)
+    for path in public.iterdir():                               # nothing of the private record either
+        assert not {"f_sim", "original_item", "replacement", "gamma"} & set(path.read_text().replace("\t", " ").split())
 
 
 @pytest.mark.parametrize(

@@ -31,12 +31,14 @@ def setting(dataset_dir):
     return train, valid, test, features, releases, original
 
 
-def test_release_replaces_exactly_round_k_of_each_user(setting):
+def test_release_removes_exactly_round_k_of_each_user_within_gamma(setting):
     train, _, _, _, releases, _ = setting
     sizes = train.user_counts()
     for release in releases.values():
-        assert release.per_user["n_replaced"].tolist() == np.floor(0.2 * sizes + 0.5 + 1e-9).astype(int).tolist()
+        removed = release.per_user["n_replaced"] + release.per_user["n_dropped"]
+        assert removed.tolist() == np.floor(0.2 * sizes + 0.5 + 1e-9).astype(int).tolist()
         assert not release.replacements.duplicated(["user", "replacement_item"]).any()
+        assert (release.replacements["f_sim"] <= release.replacements["gamma"]).all()
 
 
 def test_similarity_rises_and_recovery_falls_with_gamma(setting):

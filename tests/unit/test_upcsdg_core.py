@@ -11,6 +11,7 @@ import scipy.sparse as sp
 import torch
 
 from recprivacy.defenses.upcsdg.generation import (
+    NO_CANDIDATE,
     GenerationModule,
     assign_replacements,
     authors_replacements,
@@ -186,6 +187,34 @@ def test_assign_replacements_greedy_without_duplicates_or_own_items():
     ])
     out = assign_replacements(np.array([0, 0, 0, 1]), csr, lambda pairs: table[pairs].clone())
     assert out.tolist() == [2, 3, 5, 5]
+
+
+def test_blocked_candidates_are_masked_before_the_pick():
+    # same owners and scores as above; blocked (over the cap): item 2 for every pair, item 5 for pair 2
+    csr = sp.csr_matrix((np.ones(3), ([0, 0, 1], [0, 1, 4])), shape=(2, 6))
+    table = torch.tensor([
+        [9.0, 8.0, 5.0, 4.0, 1.0, 0.0],   # 2 blocked -> 3 (the best within the cap, not the best overall)
+        [9.0, 8.0, 5.0, 4.0, 1.0, 0.0],   # 2 blocked, 3 taken -> 4
+        [0.0, 0.0, 1.0, 1.0, 1.0, 2.0],   # 2, 3, 4, 5 blocked; 0, 1 owned -> none
+        [0.0, 0.0, 1.0, 1.0, 9.0, 2.0],   # 4 owned -> 5
+    ])
+    blocked = torch.zeros(4, 6, dtype=torch.bool)
+    blocked[:, 2] = True
+    blocked[2, 3:] = True
+    out = assign_replacements(np.array([0, 0, 0, 1]), csr, lambda pairs: table[pairs].clone(), lambda pairs: blocked[pairs])
+    assert out.tolist() == [3, 4, NO_CANDIDATE, 5]
+    # a pair with no candidate takes nothing: a later pair of the same user may still use the items
+    out = assign_replacements(np.array([0, 0]), csr, lambda pairs: table[[2, 0]][pairs].clone(),
+                              lambda pairs: blocked[[2, 1]][pairs])
+    assert out.tolist() == [NO_CANDIDATE, 3]
+    # the authors' masking (only the original excluded): pair 2 would take 5, which is blocked -> 0
+    originals = np.array([0, 1, 4, 4])
+    assert authors_replacements(originals, lambda pairs: table[pairs].clone(), "inf").tolist() == [1, 0, 5, 5]
+    assert authors_replacements(originals, lambda pairs: table[pairs].clone(), "inf",
+                                blocked=lambda pairs: blocked[pairs]).tolist() == [1, 0, 0, 5]
+    everything = torch.ones(4, 6, dtype=torch.bool)
+    assert authors_replacements(originals, lambda pairs: table[pairs].clone(),
+                                blocked=lambda pairs: everything[pairs]).tolist() == [NO_CANDIDATE] * 4
 
 
 def test_authors_masking_zeroes_only_the_original_and_allows_repeats():

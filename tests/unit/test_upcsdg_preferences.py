@@ -92,8 +92,11 @@ def test_json_errors_name_the_entry(tmp_path, data, doc, match):
 
 
 def test_unreadable_files(tmp_path, data):
-    with pytest.raises(DataError, match="privacy preferences file not found"):
+    with pytest.raises(DataError) as err:
         load_preferences(tmp_path / "missing.csv", data, 0.2, 0.9)
+    message = str(err.value)  # the option and what the file must hold, no --data-dir advice
+    assert message.startswith(f"{tmp_path / 'missing.csv'}: privacy preferences file (--privacy) not found; expected")
+    assert "user_id,k,gamma" in message and "data-dir" not in message
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     with pytest.raises(DataError, match=r"bad\.json:1: not valid JSON"):

@@ -43,13 +43,16 @@ from recprivacy.attacks.membership import AttackSpec, LabOptions, MembershipLab,
 from recprivacy.attacks.membership.lists import personalised_lists
 from recprivacy.attacks.recovery import PopularityGuess, ReplacementRecoveryAttack, recovery_metrics
 from recprivacy.config import Config, StudyOptions, load_config, validate_options
+from recprivacy.data.registry import find_data_dir
 from recprivacy.defenses.upcsdg import (
+    RELEASE_FOLDERS,
     UPCSDG,
     FrozenEmbeddings,
     PrivacyPreferences,
     SyntheticRelease,
     load_preferences,
     pretrain_bpr,
+    require_preferences_file,
     write_release,
 )
 from recprivacy.defenses.upcsdg.preferences import check_unit_interval
@@ -58,6 +61,7 @@ from recprivacy.experiments.audit import AuditContext, SectionWriter, random_ran
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.experiments.train import PreparedData, fit_model, prepare_data
+from recprivacy.io import check_output_folder
 from recprivacy.metrics.attack import binary_attack_report
 from recprivacy.metrics.ranking import evaluate
 from recprivacy.models import make_model
@@ -191,7 +195,8 @@ class SeedRun:
             s = release.summary
             self.rows.append(self._row("release", variant, k, gamma, seconds=time.perf_counter() - start,
                                        epochs=s["method"]["epochs_trained"], mean_f_sim=s["mean_f_sim"],
-                                       mean_cosine=s["mean_cosine"], share_within_gamma=s["share_within_gamma"],
+                                       mean_cosine=s["mean_cosine"], dropped=s["dropped_interactions"],
+                                       share_dropped=s["share_dropped"],
                                        share_heldout=heldout_share(release, self.data)))
             self.releases[key] = release
         return self.releases[key]
@@ -413,7 +418,7 @@ def grid_table(results: Results, m: Measurements, options: UPCSDGOptions) -> str
     original = m.mean("recall", "utility", "original", model="bpr")
     at = options.attack_k
     columns = ["k", "gamma", f"BPR Recall@{CUTOFF}", "std", "retention", "retention, history masked", "mean f_sim",
-               "mean cosine", "f_sim <= gamma", "replacements held out", *[f"recovery R@{at} {name}" for name in ATTACKS],
+               "mean cosine", "dropped: no candidate within gamma", "replacements held out", *[f"recovery R@{at} {name}" for name in ATTACKS],
                "seconds"]
     rows = []
     for k in options.grid_k:
@@ -423,7 +428,7 @@ def grid_table(results: Results, m: Measurements, options: UPCSDGOptions) -> str
                          _ratio(recall, original),
                          _ratio(m.mean("recall_history", "utility", "UPC-SDG", k, gamma, model="bpr"), original),
                          *[m.mean(c, "release", "UPC-SDG", k, gamma)
-                           for c in ("mean_f_sim", "mean_cosine", "share_within_gamma", "share_heldout")],
+                           for c in ("mean_f_sim", "mean_cosine", "share_dropped", "share_heldout")],
                          *[m.mean("recall", "recovery", "UPC-SDG", k, gamma, attack=a) for a in ATTACKS],
                          m.mean("seconds", "release", "UPC-SDG", k, gamma)])
     return results.add_table("grid", columns, rows, f"BPR-MF on synthetic data over k x γ (means over seeds); "
@@ -495,7 +500,7 @@ def add_metrics(results: Results, m: Measurements, options: UPCSDGOptions) -> No
                 value = m.mean("recall_history", "utility", variant, k, gamma, model="bpr")
                 if value is not None:
                     results.metrics[f"{variant}/k={k}/gamma={gamma}/bpr/recall_history@{CUTOFF}"] = value
-            for column in ("mean_f_sim", "seconds", "share_heldout"):
+            for column in ("mean_f_sim", "share_dropped", "seconds", "share_heldout"):
                 value = m.mean(column, "release", "UPC-SDG", k, gamma)
                 if value is not None:
                     results.metrics[f"UPC-SDG/k={k}/gamma={gamma}/{column}"] = value
@@ -622,14 +627,20 @@ def default_synthesize_config() -> dict[str, Any]:
 
 
 def synthesize(config: Config, out: str | Path, privacy: str | Path | None, k: float, gamma: float) -> SyntheticRelease:
-    """Release a synthetic version of the whole (preprocessed) dataset into ``out``.
+    """Release a synthetic version of the whole (preprocessed) dataset into ``out/public/``,
+    with what undoes it in ``out/private/`` (``release.write_release``).
 
-    Features: the configured model fitted on the configured training split (early stopping on
-    its validation split). Generator: trained on, and applied to, every interaction. ``privacy``
-    names a CSV/JSON preferences file; ``k`` and ``gamma`` are the defaults for users it omits.
+    Before any work: the settings, the output folder (not an input, not holding ``public/`` or
+    ``private/``, not a file) and the preferences file are checked. Features: the configured
+    model fitted on the configured training split (early stopping on its validation split).
+    Generator: trained on, and applied to, every interaction. ``privacy`` names a CSV/JSON
+    preferences file; ``k`` and ``gamma`` are the defaults for users it omits.
     """
     options = validate_options(UPCSDGOptions, config.study_options)
     k, gamma = check_unit_interval(k, "k"), check_unit_interval(gamma, "gamma")
+    check_output_folder(out, inputs=dataset_inputs(config), writes=RELEASE_FOLDERS)
+    if privacy is not None:
+        require_preferences_file(privacy)
     results = new_results(config)
     data = prepare_data(config, results)
     prefs = (load_preferences(privacy, data.full, k, gamma) if privacy is not None
@@ -637,8 +648,23 @@ def synthesize(config: Config, out: str | Path, privacy: str | Path | None, k: f
     features = FrozenEmbeddings.from_model(fit_model(config, data, results))
     model = UPCSDG(**{**options.generator, "seed": config.seed})
     release = model.fit(data.full, features, prefs).generate()
-    write_release(release, out, f"{data.full.name}-upcsdg")
+    write_release(release, out, f"{data.full.name}-upcsdg", config.to_dict())
     return release
+
+
+def dataset_inputs(config: Config) -> list[Path]:
+    """The file or folder the configured dataset is read from (none for ``synthetic``): a path
+    given as the dataset, or the folder a named dataset is found in."""
+    name = config.dataset.name
+    if name == "synthetic":
+        return []
+    if Path(name).exists():
+        return [Path(name)]
+    try:
+        folder = find_data_dir(name, config.dataset.data_dir)
+    except ConfigError:  # neither a dataset name nor an existing path: the loader reports it
+        return []
+    return [] if folder is None else [folder]
 
 
 class SyntheticReleaseOptions(StudyOptions):
@@ -687,7 +713,7 @@ def synthetic_release_section(ctx: AuditContext, out: SectionWriter) -> None:
                   f"{ctx.config.model.name} trained on each, tested on the original test split")
     out.add_table("privacy", ["quantity", "value"], [
         ["share of each user's items replaced (mean)", s["realised_ratio_mean"]], ["mean f_sim to the original", s["mean_f_sim"]],
-        ["share of replacements with f_sim <= gamma", s["share_within_gamma"]],
+        ["interactions with no candidate within gamma (dropped)", s["dropped_interactions"]],
         [f"recovery Recall@{o.attack_k} (blind attacker)", attack[key]], [f"popularity guess Recall@{o.attack_k}", guess[key]],
     ], f"UPC-SDG release with k = {o.k}, γ = {o.gamma}")
     out.add_metric("retention", _ratio(after[f"recall@{CUTOFF}"], before[f"recall@{CUTOFF}"]) or math.nan)
@@ -699,7 +725,8 @@ def synthetic_release_section(ctx: AuditContext, out: SectionWriter) -> None:
                  f"k={o.k}, γ={o.gamma}: {verdict}")
     out.write(
         f"UPC-SDG (paper 003) replaced {s['replaced_interactions']} of {s['original_interactions']} training interactions "
-        f"(k = {o.k}) by generated items under a similarity cap γ = {o.gamma}, using {source} as frozen features. "
+        f"(k = {o.k}) by generated items within a similarity cap γ = {o.gamma} and dropped {s['dropped_interactions']} "
+        f"that had no candidate within it, using {source} as frozen features. "
         f"{ctx.config.model.name} trained on the release keeps {_ratio(after[f'recall@{CUTOFF}'], before[f'recall@{CUTOFF}']) or 0:.0%} "
         f"of its Recall@{CUTOFF}. A blind attacker holding the release and the item embeddings names "
         f"{attack[key]:.1%} of the replaced originals in its top {o.attack_k} (popularity guess: {guess[key]:.1%}). "

@@ -29,6 +29,11 @@ choice of the project takes its own seed.
 takes its best-scored candidate that is neither one of the user's items nor already given to
 the user. The loop runs over *rank positions* with all users of a block at once, so its length
 is the largest number of replacements of one user, never the number of users.
+
+The similarity cap is hard (issue 29): both assignments take a ``blocked`` mask of candidates
+that may never be chosen (``UPCSDG`` blocks every candidate with ``f_sim > γ_u``) and apply it
+*before* the argmax, so a candidate within the cap is chosen whenever one is left. A pair whose
+candidates are all blocked, owned or taken gets ``NO_CANDIDATE`` (the release drops it).
 """
 
 from __future__ import annotations
@@ -91,14 +96,28 @@ def zero_original(scores: torch.Tensor, originals: torch.Tensor) -> torch.Tensor
 PairScores = Callable[[torch.Tensor], torch.Tensor]
 """Maps indices of selected pairs ``[R]`` to candidate scores ``[R, n_items]`` (higher = better)."""
 
+PairMask = Callable[[torch.Tensor], torch.Tensor]
+"""Maps indices of selected pairs ``[R]`` to a boolean ``[R, n_items]``: True = never choose."""
+
+NO_CANDIDATE = -1
+"""Replacement of a pair with no candidate left (every item blocked, owned or already given)."""
+
+
+def _pick(scores: torch.Tensor) -> torch.Tensor:
+    """Row-wise argmax, ``NO_CANDIDATE`` where every score is ``−inf``."""
+    choice = scores.argmax(dim=1)
+    return choice.masked_fill(torch.isneginf(scores.gather(1, choice[:, None])).squeeze(1), NO_CANDIDATE)
+
 
 def assign_replacements(
-    pair_users: np.ndarray, train_csr: sp.csr_matrix, pair_scores: PairScores, block_users: int = 1024
+    pair_users: np.ndarray, train_csr: sp.csr_matrix, pair_scores: PairScores, blocked: PairMask | None = None,
+    block_users: int = 1024,
 ) -> np.ndarray:
     """Replacement item of every selected pair, without duplicates within a user.
 
     ``pair_users [R]`` lists the user of each selected pair, grouped by user and, within a user,
-    in the order replacements are chosen (ascending attention). Returns item ids ``[R]``.
+    in the order replacements are chosen (ascending attention). ``blocked`` candidates are
+    masked before the pick. Returns item ids ``[R]``, ``NO_CANDIDATE`` where none is left.
     """
     pair_users = np.asarray(pair_users, dtype=np.int64)
     out = np.empty(len(pair_users), dtype=np.int64)
@@ -111,21 +130,22 @@ def assign_replacements(
         for rank in range(int((stop - first).max())):
             rows = np.flatnonzero(first + rank < stop)
             pairs = first[rows] + rank
-            scores = pair_scores(torch.from_numpy(pairs)).masked_fill(taken[rows], -torch.inf)
-            choice = scores.argmax(dim=1)
-            if torch.isinf(scores.gather(1, choice[:, None])).any():
-                raise ValueError("a user has no item left to receive as a replacement")
-            taken[torch.from_numpy(rows), choice] = True
+            index = torch.from_numpy(pairs)
+            barred = taken[rows] if blocked is None else taken[rows] | blocked(index)
+            choice = _pick(pair_scores(index).masked_fill(barred, -torch.inf))
+            found = choice != NO_CANDIDATE
+            taken[torch.from_numpy(rows)[found], choice[found]] = True
             out[pairs] = choice.numpy()
     return out
 
 
 def authors_replacements(originals: np.ndarray, pair_scores: PairScores, exclude: Literal["zero", "inf"] = "zero",
-                         block_pairs: int = 4096) -> np.ndarray:
+                         blocked: PairMask | None = None, block_pairs: int = 4096) -> np.ndarray:
     """Argmax replacement of every selected pair as the released code chose it: only the
     original item is masked (``exclude="zero"``: its score times 0; ``"inf"``: −inf, for the
     random and fixed-similarity ablations, whose scores are never positive or never negative),
-    and repeats within a user are allowed."""
+    and repeats within a user are allowed. ``blocked`` candidates are masked after that, before
+    the pick (``NO_CANDIDATE`` where every candidate is blocked)."""
     if exclude not in ("zero", "inf"):
         raise ValueError(f"exclude: expected 'zero' or 'inf', got {exclude!r}")
     originals = np.asarray(originals, dtype=np.int64)
@@ -137,5 +157,7 @@ def authors_replacements(originals: np.ndarray, pair_scores: PairScores, exclude
             scores = zero_original(scores, own)
         else:
             scores = scores.index_put((torch.arange(len(pairs)), own), torch.tensor(-torch.inf))
-        out[lo : lo + len(pairs)] = scores.argmax(dim=1).numpy()
+        if blocked is not None:
+            scores = scores.masked_fill(blocked(pairs), -torch.inf)
+        out[lo : lo + len(pairs)] = _pick(scores).numpy()
     return out

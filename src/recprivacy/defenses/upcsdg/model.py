@@ -3,7 +3,18 @@
 ``UPCSDG(...).fit(train, embeddings, preferences).generate()`` returns a ``SyntheticRelease``
 in which each user ``u`` keeps ``|I_u| − round(k_u |I_u|)`` of their training items (the
 highest-attention ones) and every other item is replaced by a generated item the user never
-interacted with, each distinct, pushed below the user's similarity cap ``γ_u``.
+interacted with, each distinct, whose similarity to the original is at most the user's cap
+``γ_u``.
+
+Decision (issue 29, the cap is a promise): the paper only *encourages* ``f_sim ≤ γ_u`` through
+the hinge ``L_s``; here training keeps that hinge, and export also enforces the cap at the pick:
+every candidate with ``f_sim(q_i, q_v) > γ_u`` is masked before the argmax (or the Gumbel draw),
+so the best-scored candidate within the cap is chosen whenever one is left. When none is left
+(every item within the cap is the user's own or already given to them), the selected
+interaction is **dropped**: neither the original nor a replacement is released. Keeping the
+original was rejected because the user asked for exactly that item to be hidden, and so was
+the least similar candidate above the cap (it breaks the stated level). The cost is a user's
+``|V_u| < |I_u|``; the drops are counted per user and in the summary (``release.py``).
 
 Objective (Eqs. 13-16, batch means by digest decision 5)::
 
@@ -54,7 +65,9 @@ from torch import nn
 from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.upcsdg.embeddings import FrozenEmbeddings
 from recprivacy.defenses.upcsdg.generation import (
+    NO_CANDIDATE,
     GenerationModule,
+    PairMask,
     assign_replacements,
     authors_replacements,
     gumbel_noise,
@@ -215,14 +228,17 @@ class UPCSDG:
         if not hasattr(self, "counts_"):
             raise NotFittedError("UPCSDG is not fitted yet: call fit(train, embeddings, preferences) first")
         users, originals, order = self._select_all()
-        scores = self._export_scores(users, originals)
+        scores, over_cap = self._export_scores(users, originals), self._over_cap(users, originals)
         if self.candidates == "authors":
-            replacements = authors_replacements(originals, scores, "zero" if self.replacement == "generator" else "inf")
+            exclude = "zero" if self.replacement == "generator" else "inf"
+            replacements = authors_replacements(originals, scores, exclude, blocked=over_cap)
         else:
-            replacements = assign_replacements(users, self.csr_, scores)
-        o, r = torch.from_numpy(originals), torch.from_numpy(replacements)
-        f_sim = self.similarity_.of_items(o, r).numpy().astype(np.float64)
-        cosine = self.similarity_.cosine(o, r).numpy().astype(np.float64)
+            replacements = assign_replacements(users, self.csr_, scores, blocked=over_cap)
+        found = replacements != NO_CANDIDATE
+        f_sim, cosine = np.full(len(users), np.nan), np.full(len(users), np.nan)
+        o, r = torch.from_numpy(originals[found]), torch.from_numpy(replacements[found])
+        f_sim[found] = self.similarity_.of_items(o, r).numpy()
+        cosine[found] = self.similarity_.cosine(o, r).numpy()
         return build_release(self.train_, users, originals, replacements, order, self.preferences_,
                              f_sim, cosine, self._method())
 
@@ -231,8 +247,9 @@ class UPCSDG:
         return PrivacyStatement.no_guarantee(
             unit="a user's training interactions",
             scope="the released synthetic interactions",
-            reason="a share k of each user's items is replaced by items pushed below a similarity cap gamma "
-                   "(a soft penalty, not a constraint); the kept items are released unchanged. "
+            reason="a share k of each user's items is replaced by items whose similarity to the original is at "
+                   "most gamma (a hard cap; an item with no candidate within gamma is dropped); the kept items "
+                   "are released unchanged. "
                    "Measure what remains with the replaced-item recovery attack.",
         )
 
@@ -349,6 +366,12 @@ class UPCSDG:
             return h
 
         return scores
+
+    def _over_cap(self, users: np.ndarray, originals: np.ndarray) -> PairMask:
+        """Candidates of selected pairs by index that break the cap: ``f_sim(q_i, q_j) > γ_u``."""
+        gamma = torch.tensor(self.preferences_.gamma, dtype=torch.float64)
+        users_t, originals_t = torch.from_numpy(users), torch.from_numpy(originals)
+        return lambda pairs: self.similarity_.rows(originals_t[pairs]).double() > gamma[users_t[pairs], None]
 
     def _method(self) -> dict[str, Any]:
         keys = ("selection", "replacement", "sim_mode", "lambda_s", "lambda_g", "tau", "export_sampling", "candidates",

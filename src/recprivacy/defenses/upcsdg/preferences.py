@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from recprivacy.data.interactions import Interactions
-from recprivacy.data.loaders.tabular import header_columns, read_delimited, require_file
+from recprivacy.data.loaders.tabular import header_columns, read_delimited
 from recprivacy.errors import ConfigError, DataError
 
 FIELDS = ("k", "gamma")
@@ -102,12 +102,21 @@ class PrivacyPreferences:
         }
 
 
+def require_preferences_file(path: str | Path) -> Path:
+    """``path`` if it is a file, else a DataError naming it and what it should hold (checked
+    before any work: the file is read only after the dataset is loaded)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError("privacy preferences file (--privacy) not found; expected a CSV with a header "
+                        "user_id,k,gamma or a JSON file of per-user k and gamma", path)
+    return path
+
+
 def load_preferences(path: str | Path, data: Interactions, k: float, gamma: float) -> PrivacyPreferences:
     """Preferences of ``data``'s users from a CSV or JSON file; ``k`` / ``gamma`` are the
     global defaults for users (or cells) the file leaves out."""
-    path = Path(path)
     defaults = {"k": check_unit_interval(k, "k"), "gamma": check_unit_interval(gamma, "gamma")}
-    require_file(path, "privacy preferences file")
+    path = require_preferences_file(path)
     if path.suffix.lower() == ".json":
         table, defaults = _json_table(path, defaults)
     else:
