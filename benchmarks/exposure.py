@@ -252,7 +252,7 @@ def protection_cells(workload: str, config, options, data) -> Iterator[tuple[dic
         return state
 
     base = {"mode": "protection", "workload": workload, "model": opts.attacker, "seed": seed}
-    yield {**base, "attacker": "no-information floor"}, lambda: {"row": floor_row(prepared()["attacker"], data, prepared()["test"], seed)}
+    yield {**base, "attacker": "no-information floor"}, lambda: {"row": floor_row(prepared()["attacker"], data, prepared()["test"], seed, config.noise)}
     for selection in opts.selections:
         for replacement in opts.replacements:
             adaptive = opts.adaptive == "all" or f"{selection}/{replacement}" in opts.adaptive
@@ -261,7 +261,7 @@ def protection_cells(workload: str, config, options, data) -> Iterator[tuple[dic
                     def run(strategy=(selection, replacement, ratio), who=who) -> dict:
                         s = prepared()
                         rows = protection_rows(options, s["attacker"], data, s["parts"], s["test"], s["emb"], strategy,
-                                               who == "adaptive", s["clean"], new_results(config))  # fmt: skip
+                                               who == "adaptive", s["clean"], new_results(config), config.noise)  # fmt: skip
                         return {"row": rows[-1]}
 
                     yield {**base, "selection": selection, "replacement": replacement, "L": ratio, "attacker": who}, run

@@ -103,7 +103,7 @@ def run(dataset: str, seed: int) -> dict[str, Any]:
         prefs = PrivacyPreferences.uniform(data.train.n_users, k, gamma)
         for variant, extra in (("attention", {}), ("random", {"selection": "random"}),
                                ("authors", {"candidates": "authors"})):
-            params = {**generator_params(options.generator), **extra, "seed": seed}
+            params = {**generator_params(options.generator), **extra, "seed": seed, "noise": config.noise}
             model = UPCSDG(**params).fit(data.train, emb, prefs)
             release = model.generate()
             if variant != "authors":

@@ -6,6 +6,7 @@ how it is prepared, the model, the evaluation cut-offs, the seed and where the r
     name: ml-100k-bpr
     study: train
     seed: 0
+    noise: secure                # or simulation: seeded protection noise, for experiments only
     dataset:
       name: ml-100k
       data_dir: ../shared/datasets
@@ -19,7 +20,10 @@ how it is prepared, the model, the evaluation cut-offs, the seed and where the r
 
 Every section forbids unknown keys, so a typo fails at once with one line naming the key, where
 it is (file and line, or the ``--set`` override) and the allowed keys; enumerations are
-``Literal`` types so the message lists the allowed values. ``model.params`` are checked by
+``Literal`` types so the message lists the allowed values. ``noise`` says where the randomness
+of every privacy mechanism comes from: ``secure`` (operating-system entropy, the default) or
+``simulation`` (seeded by ``seed``, so a study repeats exactly, but it protects nobody);
+``noise_source()`` gives the run's ``privacy.randomness.NoiseSource``. ``model.params`` are checked by
 constructing the model. ``study_options`` stays a free dict here because the studies live above
 this module: each study registers a :class:`StudyOptions` subclass with
 ``recprivacy.experiments.runner.register_study`` and the runner validates it (with
@@ -42,6 +46,7 @@ from pydantic_core import PydanticCustomError
 
 from recprivacy.errors import ConfigError, RecPrivacyError
 from recprivacy.models import make_model
+from recprivacy.privacy.randomness import NoiseSource
 
 Location = tuple[str | int, ...]
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
@@ -138,11 +143,16 @@ class Config(StrictModel):
     name: str = Field("run", pattern=NAME_PATTERN)
     study: str = Field("train", pattern=NAME_PATTERN)
     seed: int = Field(0, ge=0)
+    noise: Literal["secure", "simulation"] = "secure"
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
     study_options: dict[str, Any] = Field(default_factory=dict)
+
+    def noise_source(self) -> NoiseSource:
+        """Where this run's protection randomness comes from (``noise`` mode, ``seed``)."""
+        return NoiseSource(self.noise, self.seed)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-compatible dict (what ``config.yaml`` of a run holds)."""

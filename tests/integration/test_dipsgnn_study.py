@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TINY = {
     "name": "dipsgnn-tiny",
     "study": "dipsgnn",
+    "noise": "simulation",
     "dataset": {"name": "synthetic", "options": {"n_users": 60, "n_items": 100, "n_interactions": 1800, "seed": 0},
                 "preprocessing": {"implicit_threshold": 4, "kcore": 3}},
     "model": {"name": "srgnn", "params": {"hidden": 8, "user_dim": 4, "n_epochs": 2, "batch_size": 50}},
@@ -106,6 +107,10 @@ def test_study_writes_table2_privacy_timing_and_sweep(tiny_results) -> None:
     assert r.metrics["DIPSGNN/epsilon/edges, whole training run"] > 5.0
     guarantees = {(row[0], row[1]) for row in r.tables["privacy"].rows}
     assert ("DPMF_exp", "interactions") in guarantees and ("EdgeRand", "edges, whole training run") in guarantees
+    privacy = r.tables["privacy"]
+    noise = [row[privacy.columns.index("noise")] for row in privacy.rows]
+    assert noise and all(n.startswith("simulation (seeded, not protection)") for n in noise)
+    assert r.noise.startswith("simulation (seeded, not protection): seed 0")
     assert len(r.tables["timing"].rows) == 5 and "sweep-n_steps" in r.figures
     assert "sweep/n_steps=2/DIPSGNN/recall@20" in r.metrics
 

@@ -34,7 +34,9 @@ def test_flower_loopback_run_equals_the_simulator(method):
     # the Taylor objective's gradient grows with the logit: the baselines take a smaller step and init
     local = LocalTraining(lr=0.01 if baseline else 0.05, local_epochs=2, batch_size=4, n_negatives=2)
     defence = None if baseline else make_defence(method)
+    # the two engines draw the same noise only when it is seeded (simulation mode)
     extra = {"objective": baseline.objective, "feature_privacy": baseline.features} if baseline else {}
+    extra["noise"] = "simulation"
     sim = FederatedSimulator(model, train, feats.x, local, clients_per_round=3, seed=11, defence=defence,
                              init_std=0.1 if baseline else 0.3, **extra)
     initial = {k: v.clone() for k, v in sim.params.items()}

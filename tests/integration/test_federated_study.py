@@ -42,6 +42,8 @@ def test_federated_study_renders_the_paper_tables_with_our_numbers():
     assert results.metrics["none/d=8/gender/zeta=0.3/zero-column/user/zero_update_share"] == 0.0
     assert "zero updates)" in t2.rows[0][6]
     assert results.metrics["apm/d=8/epsilon_basic_composition"] > 1e3
+    privacy = results.tables["privacy"]  # the default is secure noise, and the statement says so
+    assert [row[privacy.columns.index("noise")] for row in privacy.rows] == ["secure: operating-system entropy"]
     assert results.metrics["none/d=8/attack_clients"] == 30  # the attack round samples half the clients
     assert "z-scored over their known users" in results.sections[0].text
 

@@ -40,7 +40,7 @@ def test_typo_at_top_level_names_key_line_and_allowed_keys(tmp_path):
     path = write(tmp_path, "name: a\nmodle:\n  name: bpr\n")
     assert error_of(path) == (
         f"{path}:2: unknown key 'modle' in the top level; allowed keys: "
-        "dataset, eval, model, name, output, seed, study, study_options"
+        "dataset, eval, model, name, noise, output, seed, study, study_options"
     )
 
 
@@ -128,3 +128,20 @@ def test_shipped_configs_are_valid(path):
 
     config = load_config(path)
     assert get_study(config.study).name == config.study
+
+
+def test_noise_defaults_to_secure_and_names_the_allowed_modes(tmp_path):
+    config = load_config(write(tmp_path, "study: train\n"))
+    assert config.noise == "secure" and config.noise_source().secure
+    simulated = load_config(write(tmp_path, "study: train\nseed: 4\nnoise: simulation\n"))
+    assert simulated.noise_source().generator(1).random() == load_config(base={"seed": 4, "noise": "simulation"}).noise_source().generator(1).random()
+    message = error_of(write(tmp_path, "name: a\nnoise: seeded\n"))
+    assert message.startswith(f"{tmp_path / 'study.yaml'}:2: noise:") and "'secure'" in message and "'simulation'" in message
+
+
+@pytest.mark.parametrize("study", ["dipsgnn", "exposure", "federated", "membership", "upcsdg"])
+def test_paper_reproductions_ask_for_simulation_noise(study):
+    """The shipped studies that reproduce papers are experiments: each says so explicitly."""
+    for path in sorted((REPO / "configs" / study).glob("*.yaml")):
+        assert "\nnoise: simulation" in path.read_text(), path.name
+        assert load_config(path).noise == "simulation"

@@ -43,14 +43,21 @@ def test_number_of_replaced_positions() -> None:
 
 def test_only_the_selected_positions_change_and_exactly_m_of_them() -> None:
     pairs = make_pairs()
-    out = ExposurePerturbation(ratio=0.4, exclude_slate=True, seed=3).fit(pairs).perturb(pairs)
+    out = ExposurePerturbation(ratio=0.4, exclude_slate=True, seed=3, noise="simulation").fit(pairs).perturb(pairs)
     changed = out.slates != pairs.slates
     assert (changed.sum(axis=1) == 4).all()
     assert (out.slates[changed] >= 10).all()  # excluded the slate's own items, so only 10..19 remain
     assert np.array_equal(out.histories, pairs.histories) and np.array_equal(out.users, pairs.users)
-    again = ExposurePerturbation(ratio=0.4, exclude_slate=True, seed=3).fit(pairs).perturb(pairs)
+    again = ExposurePerturbation(ratio=0.4, exclude_slate=True, seed=3, noise="simulation").fit(pairs).perturb(pairs)
     assert np.array_equal(out.slates, again.slates)
     assert ExposurePerturbation(ratio=0.0).fit(pairs).perturb(pairs) is pairs
+
+
+def test_secure_perturbation_differs_between_runs_of_the_same_config() -> None:
+    pairs = make_pairs()
+    runs = [ExposurePerturbation(ratio=0.4, seed=3).fit(pairs).perturb(pairs).slates for _ in range(2)]
+    assert not np.array_equal(runs[0], runs[1])
+    assert ExposurePerturbation(ratio=0.4, seed=3).fit(pairs).perturb(pairs).provenance[-1]["noise"] == "secure"
 
 
 def test_random_selection_is_uniform_over_positions() -> None:
@@ -102,7 +109,8 @@ def test_similarity_selection_through_the_defence_uses_the_history_reference() -
 def drawn_items(replacement: str, log: sp.csr_matrix, batch_size: int = 400) -> tuple[np.ndarray, ExposurePairs]:
     """The one replacement item of every slate (L = 0.1, N = 10) and the pairs."""
     pairs = make_pairs(n=20_000, user_log=log)
-    out = ExposurePerturbation(ratio=0.1, replacement=replacement, batch_size=batch_size, seed=0).fit(pairs).perturb(pairs)
+    out = ExposurePerturbation(ratio=0.1, replacement=replacement, batch_size=batch_size, seed=0,
+                               noise="simulation").fit(pairs).perturb(pairs)
     assert ((out.slates != pairs.slates).sum(axis=1) <= 1).all()
     pos = select_random(np.random.default_rng(0), len(pairs), 10, 1)  # the defence's own first draws
     return np.take_along_axis(out.slates, pos, axis=1).ravel(), pairs
@@ -129,7 +137,8 @@ def test_batch_popularity_counts_only_the_users_of_the_batch() -> None:
 def test_batch_popularity_over_the_batch_slates() -> None:
     pairs = make_pairs(n=20_000)
     pairs = pairs.with_slates(np.where(np.arange(20_000)[:, None] % 2 == 0, pairs.slates, np.arange(10, 20)))
-    out = ExposurePerturbation(ratio=0.1, replacement="batch_popularity", batch_pool="slates", batch_size=2, seed=0)
+    out = ExposurePerturbation(ratio=0.1, replacement="batch_popularity", batch_pool="slates", batch_size=2, seed=0,
+                               noise="simulation")
     drawn = np.take_along_axis(out.fit(pairs).perturb(pairs).slates, select_random(np.random.default_rng(0), 20_000, 10, 1), axis=1)
     assert np.allclose(np.bincount(drawn.ravel(), minlength=N_ITEMS) / 20_000, 1 / N_ITEMS, atol=0.01)
     # each batch of 2 holds one slate of 10 items out of 0..9 and the slate 10..19: every item once
@@ -158,3 +167,4 @@ def test_uniform_replacement_lowers_acc_star_on_average() -> None:
 def test_privacy_statement_claims_no_guarantee() -> None:
     statement = ExposurePerturbation().privacy_statement()
     assert not statement.formal and "No formal" in str(statement)
+    assert statement.noise == "secure: operating-system entropy"

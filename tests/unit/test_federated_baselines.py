@@ -22,8 +22,10 @@ from recprivacy.defenses.federated_dp import (
 from recprivacy.errors import ConfigError
 from recprivacy.federated.features import user_features
 from recprivacy.federated.models import ITEM, make_federated_model
-from recprivacy.federated.protocol import ClientBatch, LocalTraining, Schedule, client_rng, client_schedule, local_update
+from recprivacy.federated.protocol import (ClientBatch, LocalTraining, Schedule, client_noise, client_rng, client_schedule,
+                                           local_update)
 from recprivacy.federated.simulator import FederatedSimulator
+from recprivacy.privacy import NoiseSource
 
 N_USERS, N_ITEMS, D1, DIM = 5, 14, 6, 4
 
@@ -91,11 +93,11 @@ def test_feature_ldp_laplace_on_numeric_columns_and_k_rr_on_blocks():
     age = np.arange(n) % 2  # classes 0 and 1 of 2..?
     x[np.arange(n), 4 + age] = 1.0
     ldp = FeatureLDP(epsilon=1.0, blocks={"gender": (2, 3), "age": (4, 5)}, clip_output=False)
-    out = ldp.perturb(x, np.arange(n), seed=3)
+    out = ldp.perturb(x, np.arange(n), NoiseSource("simulation", 3))
     assert out[:, 0].mean() == pytest.approx(0.25, abs=0.05) and out[:, 0].var() == pytest.approx(2.0, rel=0.06)
     assert out[:, 1].mean() == pytest.approx(1.0, abs=0.05)
     # by default the noisy values are clipped back to [0, 1] (post-processing)
-    clipped = FeatureLDP(epsilon=1.0, blocks={"gender": (2, 3), "age": (4, 5)}).perturb(x, np.arange(n), seed=3)
+    clipped = FeatureLDP(epsilon=1.0, blocks={"gender": (2, 3), "age": (4, 5)}).perturb(x, np.arange(n), NoiseSource("simulation", 3))
     assert np.array_equal(clipped[:, :2], np.clip(out[:, :2], 0, 1)) and np.array_equal(clipped[:, 2:], out[:, 2:])
     for cols, truth in (((2, 3), gender), ((4, 5), age)):
         block = out[:, list(cols)]
@@ -104,7 +106,7 @@ def test_feature_ldp_laplace_on_numeric_columns_and_k_rr_on_blocks():
         assert kept == pytest.approx(math.e / (math.e + 1), abs=0.02)
     assert ldp.keep_probability("gender") == pytest.approx(math.e / (math.e + 1))
     # per-user streams: a user's report does not depend on who else is perturbed
-    assert np.array_equal(ldp.perturb(x[[7]], np.array([7]), seed=3), out[[7]])
+    assert np.array_equal(ldp.perturb(x[[7]], np.array([7]), NoiseSource("simulation", 3)), out[[7]])
 
 
 def _reference(model, params, private, positives, x, cfg, seed, round_, user, loss_fn, eta=None):
@@ -140,12 +142,13 @@ def test_functional_mechanism_local_update_is_sgd_on_the_perturbed_taylor_object
     cfg = LocalTraining(lr=0.05, local_epochs=2, batch_size=3, n_negatives=2)
     fm = FunctionalMechanism(epsilon=1.0)
     users = np.array([0, 1, 3])
-    out = local_update(model, params, ClientBatch.select(users, x, csr), cfg, seed=4, round_=3, objective=fm)
+    out = local_update(model, params, ClientBatch.select(users, x, csr), cfg, seed=4, round_=3, objective=fm,
+                       noise=NoiseSource("simulation", 4))
     plain = local_update(model, params, ClientBatch.select(users, x, csr), cfg, seed=4, round_=3)
     for i, u in enumerate(users):
         positives = csr.indices[csr.indptr[u] : csr.indptr[u + 1]].astype(np.int64)
         sched = client_schedule(positives, N_ITEMS, cfg, client_rng(4, 3, u, "train"))
-        slots = torch.as_tensor(fm.draw(sched, N_ITEMS, DIM, client_rng(4, 3, u, "objective")).slots)
+        slots = torch.as_tensor(fm.draw(sched, N_ITEMS, DIM, client_noise(NoiseSource("simulation", 4), 3, u, "objective")).slots)
         ref = _reference(model, params, {}, positives, x[u], cfg, 4, 3, u,
                          lambda s, lg, lb, v: fm.loss(lg, lb, v, slots[s][None]))  # fmt: skip
         for k in ref:
@@ -161,10 +164,11 @@ def test_dpmf_local_update_is_sgd_on_bce_plus_the_linear_item_term():
     obj = ItemObjectiveNoise(epsilon=5.0)
     users = np.array([0, 2, 4])
     private = {"P_u": torch.randn(len(users), DIM, dtype=torch.float64, generator=torch.Generator().manual_seed(0))}
-    out = local_update(model, params, ClientBatch.select(users, x, csr), cfg, seed=9, round_=2, private=private, objective=obj)
+    out = local_update(model, params, ClientBatch.select(users, x, csr), cfg, seed=9, round_=2, private=private, objective=obj,
+                       noise=NoiseSource("simulation", 9))
     for i, u in enumerate(users):
         positives = csr.indices[csr.indptr[u] : csr.indptr[u + 1]].astype(np.int64)
-        eta = torch.as_tensor(obj.draw(None, N_ITEMS, DIM, client_rng(9, 0, u, "objective")).items)  # drawn once (round 0)
+        eta = torch.as_tensor(obj.draw(None, N_ITEMS, DIM, client_noise(NoiseSource("simulation", 9), 0, u, "objective")).items)  # round 0
         ref = _reference(model, params, {"P_u": private["P_u"][i]}, positives, x[u], cfg, 9, 2, u,
                          lambda s, lg, lb, v: (F.binary_cross_entropy_with_logits(lg, lb, reduction="none") * v).sum(), eta)
         for k in ref:
@@ -207,12 +211,13 @@ def test_uploads_carry_no_added_noise(name):
     model = make_federated_model(baseline.model or "fedrec", train.n_items, feats.dim, 4)
     local = LocalTraining(lr=0.01, local_epochs=2, batch_size=4, n_negatives=1)
     sim = FederatedSimulator(model, train, feats.x, local, 4, seed=5, objective=baseline.objective,
-                             feature_privacy=baseline.features, init_std=0.1)
+                             feature_privacy=baseline.features, init_std=0.1, noise="simulation")
     before = {k: v.clone() for k, v in sim.params.items()}
     private = {k: v.clone() for k, v in sim.private.items()}
     up = sim.run_round()
     batch = ClientBatch.select(up.users, sim.features, sim.train_csr)
-    trained = local_update(model, before, batch, local, 5, 1, {k: v[up.users] for k, v in private.items()}, baseline.objective)
+    trained = local_update(model, before, batch, local, 5, 1, {k: v[up.users] for k, v in private.items()}, baseline.objective,
+                           sim.noise)
     for k in up.uploads:
         assert torch.isfinite(trained[k]).all() and torch.equal(up.uploads[k], trained[k]), k
     assert set(up.uploads) == {s.name for s in model.shared_specs()}  # F-DPMF: the item table only

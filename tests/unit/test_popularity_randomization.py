@@ -33,12 +33,20 @@ def test_draws_are_uniform_and_independent_per_user():
     assert np.all(np.abs(first - 500) < 5 * math.sqrt(500))
 
 
-def test_same_seed_same_lists_other_seed_other_lists():
-    a = PopularityRandomization(0.5, seed=3).lists(RANKING, 50, 4)
-    b = PopularityRandomization(0.5, seed=3).lists(RANKING, 50, 4)
-    c = PopularityRandomization(0.5, seed=4).lists(RANKING, 50, 4)
+def test_simulation_same_seed_same_lists_other_seed_other_lists():
+    a = PopularityRandomization(0.5, seed=3, noise="simulation").lists(RANKING, 50, 4)
+    b = PopularityRandomization(0.5, seed=3, noise="simulation").lists(RANKING, 50, 4)
+    c = PopularityRandomization(0.5, seed=4, noise="simulation").lists(RANKING, 50, 4)
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
+
+
+def test_secure_lists_cannot_be_replayed_from_the_seed():
+    a = PopularityRandomization(0.5, seed=3).lists(RANKING, 50, 4)
+    b = PopularityRandomization(0.5, seed=3).lists(RANKING, 50, 4)
+    replay = PopularityRandomization(0.5, seed=3, noise="simulation").lists(RANKING, 50, 4)
+    assert not np.array_equal(a, b)
+    assert not np.array_equal(a, replay)
 
 
 def test_candidate_count_defaults_and_caps_at_catalogue():
@@ -58,7 +66,12 @@ def test_bad_parameters():
         PopularityRandomization().lists(RANKING, 3, 21)
 
 
-def test_privacy_statement_claims_no_guarantee():
+def test_privacy_statement_claims_no_guarantee_and_names_the_noise():
     statement = PopularityRandomization().privacy_statement()
     assert not statement.formal
     assert "No formal" in str(statement)
+    assert "noise:      secure" in str(statement)
+    simulated = PopularityRandomization(seed=5, noise="simulation").privacy_statement()
+    assert "simulation (seeded, not protection): seed 5" in str(simulated)
+    with pytest.raises(ConfigError, match="PopularityRandomization.noise"):
+        PopularityRandomization(noise="seeded")

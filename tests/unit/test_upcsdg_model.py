@@ -134,6 +134,20 @@ def test_ablations_and_gumbel_export(train, embeddings):
         assert not table.duplicated(["user", "replacement_item"]).any()
 
 
+def test_release_randomness_is_secure_unless_simulated(train, embeddings):
+    """Gumbel export sampling is a random choice at release: OS entropy by default, seeded only
+    in simulation mode; the release says which."""
+    prefs = _prefs(train, 0.5, 0.9)
+    secure = UPCSDG(n_epochs=1, export_sampling="gumbel", seed=0).fit(train, embeddings, prefs)
+    first = secure.generate()
+    assert not first.replacements["replacement_item"].equals(secure.generate().replacements["replacement_item"])
+    assert first.summary["method"]["noise"] == "secure: operating-system entropy"
+    simulated = UPCSDG(n_epochs=1, export_sampling="gumbel", seed=0, noise="simulation").fit(train, embeddings, prefs)
+    release = simulated.generate()
+    assert release.replacements["replacement_item"].equals(simulated.generate().replacements["replacement_item"])
+    assert release.summary["method"]["noise"].startswith("simulation (seeded, not protection): seed 0")
+
+
 def test_authors_masking_lets_replacements_collapse(train, embeddings):
     prefs = _prefs(train, 0.8, 0.9)
     ours = UPCSDG(n_epochs=2, lambda_s=0.0, seed=0).fit(train, embeddings, prefs).generate()

@@ -31,7 +31,9 @@ Decisions (digest 002, section 8):
   accountant, every Gaussian release that touches one transition occurrence: every prefix
   whose input holds it (``SRGNN.edge_reuse``) x epochs run x T x 2 (A_out H̄ and A_in H̄
   both change when one count changes). Gradients flowing through ``A H̄`` into the weights
-  are not privatised (decision 28) and the statements say so.
+  are not privatised (decision 28) and the statements say so;
+* the feature reports and the aggregation noise come from ``noise`` (``SRGNN``): operating-
+  system entropy by default, seeded only in ``"simulation"`` mode; every statement names it.
 """
 
 from __future__ import annotations
@@ -151,7 +153,8 @@ class DIPSGNN(SRGNN):
         if self.noise_std == 0:
             unit = "one transition count (edge) of one user's behaviour graph"
             none = PrivacyStatement.no_guarantee(unit, "every forward pass", "no aggregation noise (eps2 = inf)")
-            return {**out, "edges, one forward pass (paper)": none, "edges, whole training run": none}
+            return self.noise_source().stamp({**out, "edges, one forward pass (paper)": none,
+                                              "edges, whole training run": none})
         nominal = dipsgnn_nominal_statement(self.noise_std, self.C, self.n_steps, self.delta)
         if legacy:
             note = (f"noise std sigma^2 = {self.noise_std:.4g} (the authors' code) instead of sigma = {self.sigma_:.4g}: "
@@ -161,7 +164,7 @@ class DIPSGNN(SRGNN):
         out["edges, whole training run"] = self._composed(dipsgnn_composed_statement(
             self.noise_std, self.C, self.n_steps, self.delta, epochs=len(self.history_.losses),
             prefix_reuse=self.edge_reuse(), count_in_out=True, accountant=self.accountant))
-        return out
+        return self.noise_source().stamp(out)
 
     def _composed(self, statement: PrivacyStatement) -> PrivacyStatement:
         """Add what the whole-run figure leaves out when inference passes are noise-free."""

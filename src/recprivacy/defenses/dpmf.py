@@ -14,7 +14,8 @@ Objective over user factors ``u`` (kept in the unit ball) and item factors ``v``
   BPR-MF; the same noise term (``Δ = 2``) is added.
 
 Each ``η_j`` has density proportional to ``exp(-eps ||η|| / Δ)``: a uniform direction times a
-norm drawn from Gamma(d, Δ / eps); it is drawn once, so the objective is fixed. Mini-batch Adam
+norm drawn from Gamma(d, Δ / eps); it is drawn once, from the protection randomness
+(``noise``: operating-system entropy unless ``"simulation"``), so the objective is fixed. Mini-batch Adam
 minimises ``J / N`` (batch mean of the losses plus the regulariser and noise terms over N), and
 the user factors are projected back onto the unit ball after every step.
 
@@ -36,6 +37,7 @@ from recprivacy.errors import ConfigError, DataError
 from recprivacy.models.lfm import FactorRecommender
 from recprivacy.models.training import NegativeSampler, minibatches
 from recprivacy.privacy.accounting import PrivacyStatement, check_positive
+from recprivacy.privacy.randomness import NoiseMixin, check_mode
 
 FEEDBACK = ("explicit", "implicit")
 SENSITIVITY = 2.0
@@ -50,7 +52,7 @@ def objective_noise(n_items: int, n_factors: int, epsilon: float, sensitivity: f
     return directions * rng.gamma(n_factors, sensitivity / epsilon, size=(n_items, 1))
 
 
-class DPMF(FactorRecommender):
+class DPMF(FactorRecommender, NoiseMixin):
     """Objective-perturbed matrix factorisation (module docstring).
 
     Parameters
@@ -61,8 +63,11 @@ class DPMF(FactorRecommender):
         Privacy budget of the item factors (5, as every private method of paper 002).
     rating_max:
         Upper bound of the ratings (5); explicit ratings must lie in [0, rating_max].
-    n_factors, lr, reg, n_epochs, batch_size, patience, eval_every, init_std:
+    n_factors, lr, reg, n_epochs, batch_size, patience, eval_every, init_std, seed:
         As ``BPRMF`` (``reg`` is λ of the objective).
+    noise:
+        Source of the objective's noise η: ``"secure"`` (operating-system entropy, default)
+        or ``"simulation"`` (seeded by ``seed``; ``privacy.randomness.NoiseSource``).
     """
 
     def __init__(
@@ -79,8 +84,10 @@ class DPMF(FactorRecommender):
         eval_every: int = 5,
         init_std: float = 0.1,
         seed: int = 0,
+        noise: str = "secure",
     ) -> None:
         super().__init__(n_factors, lr, reg, n_epochs, batch_size, patience, eval_every, init_std, seed)
+        self.noise = check_mode(noise, "DPMF.noise")
         if feedback not in FEEDBACK:
             raise ConfigError(f"DPMF.feedback: expected one of {FEEDBACK}, got {feedback!r}")
         self.feedback = feedback
@@ -90,7 +97,8 @@ class DPMF(FactorRecommender):
     def _fit(self, train: Interactions, valid: Interactions | None) -> None:
         rng = np.random.default_rng(self.seed)
         self.module_ = self._tables()
-        eta = objective_noise(self.n_items_, self.n_factors, self.epsilon, SENSITIVITY, rng)
+        eta = objective_noise(self.n_items_, self.n_factors, self.epsilon, SENSITIVITY,
+                              self.noise_source().generator("objective"))
         self.noise_ = torch.as_tensor(eta, dtype=torch.float32)
         users, items, targets = self._pairs(train)
         sampler = NegativeSampler(self.train_csr_, rng) if self.feedback == "implicit" else None
@@ -155,12 +163,11 @@ class DPMF(FactorRecommender):
         ]
         if self.feedback == "implicit":
             notes.append("Hua et al.'s proof is for the squared loss; the BPR variant (paper 002's DPMF_imp) is not covered")
-        return PrivacyStatement(
+        return self.noise_source().stamp(PrivacyStatement(
             epsilon=self.epsilon,
             delta=0.0,
             accountant=f"objective perturbation (Hua et al. 2015), sensitivity {SENSITIVITY:g}",
             unit="one rating / interaction of one user",
             scope="the released item factor matrix",
             notes=tuple(notes),
-        )
-
+        ))

@@ -30,6 +30,9 @@ its layer hooks do not see the output layer here (scores are ``z E_Vᵀ`` with t
 table, not an ``nn.Linear``), so its per-sample gradients would be incomplete; the book-keeping
 above adds that product's share by hand, and ``torch.func`` differentiates the whole function.
 
+The Gaussian noise and the Poisson sampling both come from ``noise`` (``SRGNN``: operating-system
+entropy by default, seeded only in ``"simulation"`` mode).
+
 The privacy unit is one training sample (a prefix and its next item), not an edge: one
 transition occurrence sits in up to ``edge_reuse()`` samples, so an edge-level or user-level
 figure needs group privacy over that many samples (stated, not computed). User features are
@@ -104,12 +107,15 @@ class DPSGDSRGNN(SRGNN):
         self.steps_per_epoch_ = max(1, int(round(1.0 / self.sample_rate_)))
         self.noise_multiplier_ = dpsgd_noise_multiplier(self.eps2, self.delta, self.sample_rate_,
                                                         self.n_epochs * self.steps_per_epoch_, self.accountant)
+        self.sampling_ = self.noise_source().generator("poisson sampling")
         self.steps_ = 0
 
     def _epoch_batches(self, samples: SequenceSamples, rng: np.random.Generator) -> Iterator[np.ndarray]:
-        """Poisson sampling: each step keeps every sample with probability ``q``."""
+        """Poisson sampling: each step keeps every sample with probability ``q``, drawn from the
+        protection randomness (``noise``), not from the training ``rng``: the amplification by
+        sampling in the accountant assumes nobody can tell which samples a step used."""
         for _ in range(self.steps_per_epoch_):
-            yield np.flatnonzero(rng.random(len(samples)) < self.sample_rate_)
+            yield np.flatnonzero(self.sampling_.random(len(samples)) < self.sample_rate_)
 
     def _train_step(self, samples: SequenceSamples, idx: np.ndarray, optimizer: torch.optim.Optimizer) -> float:
         """Add Gaussian noise to the clipped gradient sum, divide by ``q N`` and step."""
@@ -179,7 +185,7 @@ class DPSGDSRGNN(SRGNN):
         """Labelled guarantees: user features (local) and DP-SGD over the steps taken."""
         self._check_fitted()
         reuse = self.edge_reuse()
-        return {
+        return self.noise_source().stamp({
             "user features": self.feature_statement(),
             "training samples, whole training run": PrivacyStatement(
                 epsilon=dpsgd_epsilon(self.noise_multiplier_, self.sample_rate_, self.steps_, self.delta, self.accountant),
@@ -192,7 +198,7 @@ class DPSGDSRGNN(SRGNN):
                        f"group privacy over {reuse} samples",
                        "epoch selection on held-out prefixes is not accounted"),
             ),
-        }
+        })
 
 
 # --------------------------------------------------------------------------- book-keeping

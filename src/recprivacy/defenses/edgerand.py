@@ -94,7 +94,8 @@ class EdgeRand(SRGNN):
         out = {"user features": self.feature_statement()}
         if self.sigma_ == 0:
             none = PrivacyStatement.no_guarantee(_UNIT, "every forward pass", "no adjacency noise (eps2 = inf)")
-            return {**out, "edges, one forward pass (paper)": none, "edges, whole training run": none}
+            return self.noise_source().stamp({**out, "edges, one forward pass (paper)": none,
+                                              "edges, whole training run": none})
         out["edges, one forward pass (paper)"] = PrivacyStatement(
             epsilon=self.eps2, delta=self.delta, unit=_UNIT,
             accountant="Gaussian mechanism, sensitivity 1, Theorem 4.2 conversion with C = 1, T = 1",
@@ -111,4 +112,4 @@ class EdgeRand(SRGNN):
             scope=f"whole training run: {self.edge_reuse()} prefix(es) x {len(self.history_.losses)} epoch(s), one release each",
             notes=tuple(notes),
         )
-        return out
+        return self.noise_source().stamp(out)

@@ -47,6 +47,7 @@ from recprivacy.data.exposure_pairs import ExposurePairs
 from recprivacy.errors import ConfigError, NotFittedError
 from recprivacy.metrics.ranking import hit_matrix
 from recprivacy.privacy.accounting import PrivacyStatement
+from recprivacy.privacy.randomness import NoiseMixin, check_mode
 
 SELECTIONS = ("random", "dissimilar", "similar")
 REPLACEMENTS = ("uniform", "popularity", "batch_popularity")
@@ -119,7 +120,7 @@ def next_item_recall(pairs: ExposurePairs) -> np.ndarray:
     return (pairs.slates == pairs.next_items[:, None]).any(axis=1).astype(np.float64)
 
 
-class ExposurePerturbation:
+class ExposurePerturbation(NoiseMixin):
     """Perturb exposed slates (module docstring). ``fit(pairs, item_embeddings)`` learns the
     popularity counts and the user references; ``perturb(pairs)`` returns perturbed pairs.
 
@@ -135,7 +136,10 @@ class ExposurePerturbation:
         Pairs per batch for ``batch_popularity`` and what it counts (``logs`` of the batch's
         users, or the batch's ``slates``).
     seed:
-        Seeds both stages; the same seed gives the same perturbed slates.
+        Seeds both stages in simulation mode (the same seed gives the same perturbed slates).
+    noise:
+        ``"secure"`` (operating-system entropy, the default: slates shown to real people) or
+        ``"simulation"`` (seeded, for experiments; ``privacy.randomness.NoiseSource``).
     """
 
     def __init__(
@@ -149,6 +153,7 @@ class ExposurePerturbation:
         batch_size: int = 400,
         seed: int = 0,
         batch_pool: Literal["logs", "slates"] = "logs",
+        noise: str = "secure",
     ) -> None:
         n_replaced(1, ratio)
         for name, value, allowed in (("selection", selection, SELECTIONS), ("replacement", replacement, REPLACEMENTS),
@@ -161,6 +166,7 @@ class ExposurePerturbation:
         self.ratio, self.selection, self.replacement = ratio, selection, replacement
         self.reference, self.mode, self.exclude_slate = reference, mode, exclude_slate
         self.batch_size, self.seed, self.batch_pool = batch_size, seed, batch_pool
+        self.noise = check_mode(noise, "exposure perturbation noise")
 
     def fit(self, pairs: ExposurePairs, item_embeddings: np.ndarray | None = None) -> "ExposurePerturbation":
         """Popularity = per item, how many of the pairs' users have it in their log; the
@@ -183,7 +189,7 @@ class ExposurePerturbation:
         m = n_replaced(pairs.slate_size, self.ratio)
         if m == 0 or len(pairs) == 0:
             return pairs
-        rng = np.random.default_rng(self.seed)
+        rng = self.noise_source().generator()
         positions = self._positions(rng, pairs, m)
         items = self._replacements(rng, pairs, m)
         return replace(pairs.with_slates(replace_positions(pairs.slates, positions, items)),
@@ -238,8 +244,8 @@ class ExposurePerturbation:
 
     def privacy_statement(self) -> PrivacyStatement:
         """Exposure perturbation has no formal privacy guarantee (the paper claims none)."""
-        return PrivacyStatement.no_guarantee(
+        return self.noise_source().stamp(PrivacyStatement.no_guarantee(
             unit="a user's recent clicks as revealed by one exposed slate",
             scope=f"{self.selection} selection, {self.replacement} replacement, L = {self.ratio}",
             reason="heuristic noise on the exposure; measured only against the exposure attack",
-        )
+        ))

@@ -64,9 +64,10 @@ from torch import Tensor
 from recprivacy.defenses.dpmf import SENSITIVITY as DPMF_SENSITIVITY
 from recprivacy.defenses.dpmf import objective_noise
 from recprivacy.errors import ConfigError, DataError
-from recprivacy.federated.protocol import ObjectiveNoise, Schedule, bce_loss, client_rng
+from recprivacy.federated.protocol import ObjectiveNoise, Schedule, bce_loss, client_noise
 from recprivacy.privacy.accounting import PrivacyStatement, basic_composition, check_positive
 from recprivacy.privacy.mechanisms import LaplaceMechanism, RandomizedResponse
+from recprivacy.privacy.randomness import NoiseSource
 
 BASELINES = ("fgerai", "fgerai_nl", "fdpmf", "fedmf")
 LABELS = {"fgerai": "F-GERAI", "fgerai_nl": "F-GERAI-NL", "fdpmf": "F-DPMF", "fedmf": "FedMF (no noise)"}
@@ -102,8 +103,8 @@ class FeatureLDP:
             in_block[list(cols)] = True
         return np.flatnonzero(~in_block)
 
-    def perturb(self, x: np.ndarray, users: np.ndarray, seed: int) -> np.ndarray:
-        """Randomised rows of ``x`` (user ``users[i]`` draws from its ``features`` stream:
+    def perturb(self, x: np.ndarray, users: np.ndarray, noise: NoiseSource) -> np.ndarray:
+        """Randomised rows of ``x`` (user ``users[i]`` draws from its ``features`` stream of ``noise``:
         first the Laplace noise of the numeric columns, then one k-RR report per block in
         ``blocks`` order)."""
         x = np.asarray(x, dtype=np.float64)
@@ -114,7 +115,7 @@ class FeatureLDP:
         rr = {a: RandomizedResponse(self.epsilon, len(cols)) for a, cols in self.blocks.items()}
         out = x.copy()
         for i, u in enumerate(users):
-            rng = client_rng(seed, 0, int(u), "features")
+            rng = client_noise(noise, 0, int(u), "features")
             noisy = laplace.perturb(np.clip(x[i, numeric], 0.0, 1.0), rng)
             out[i, numeric] = np.clip(noisy, 0.0, 1.0) if self.clip_output else noisy
             for attribute, cols in self.blocks.items():

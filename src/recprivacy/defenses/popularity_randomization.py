@@ -26,9 +26,10 @@ import numpy as np
 
 from recprivacy.errors import ConfigError
 from recprivacy.privacy.accounting import PrivacyStatement
+from recprivacy.privacy.randomness import NoiseMixin, check_mode
 
 
-class PopularityRandomization:
+class PopularityRandomization(NoiseMixin):
     """Random k-subsets of the ``k / alpha`` most popular items for non-members.
 
     Parameters
@@ -37,14 +38,18 @@ class PopularityRandomization:
         ``α_PR = N_rec / N_cand`` in (0, 1] (0.1). ``alpha = 1`` gives every non-member the
         top-k popular items in a random order.
     seed:
-        Seeds the draws; the same seed gives the same lists.
+        Seeds the draws in simulation mode (the same seed gives the same lists).
+    noise:
+        ``"secure"`` (operating-system entropy, the default: lists served to real people) or
+        ``"simulation"`` (seeded, for experiments; ``privacy.randomness.NoiseSource``).
     """
 
-    def __init__(self, alpha: float = 0.1, seed: int = 0) -> None:
+    def __init__(self, alpha: float = 0.1, seed: int = 0, noise: str = "secure") -> None:
         if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 < alpha <= 1:
             raise ConfigError(f"PopularityRandomization.alpha: expected a number in (0, 1], got {alpha!r}")
         self.alpha = float(alpha)
         self.seed = seed
+        self.noise = check_mode(noise, "PopularityRandomization.noise")
 
     def n_candidates(self, k: int, n_items: int) -> int:
         """``min(ceil(k / α), n_items)`` (with a guard against round-off in ``k / α``)."""
@@ -57,18 +62,18 @@ class PopularityRandomization:
         if not isinstance(k, (int, np.integer)) or not 1 <= k <= len(ranking):
             raise ConfigError(f"k={k!r}: expected a list length between 1 and the catalogue size {len(ranking)}")
         candidates = ranking[: self.n_candidates(k, len(ranking))]
-        keys = np.random.default_rng(self.seed).random((n_users, len(candidates)))
+        keys = self.noise_source().generator().random((n_users, len(candidates)))
         picks = np.argpartition(keys, k - 1, axis=1)[:, :k] if k < len(candidates) else np.arange(k)[None].repeat(n_users, 0)
         order = np.argsort(np.take_along_axis(keys, picks, axis=1), axis=1)
         return candidates[np.take_along_axis(picks, order, axis=1)]
 
     def privacy_statement(self) -> PrivacyStatement:
         """No differential-privacy guarantee: the defence is a heuristic against one attack."""
-        return PrivacyStatement.no_guarantee(
+        return self.noise_source().stamp(PrivacyStatement.no_guarantee(
             unit="a user's membership in the recommender's training set",
             scope="the top-k lists served to users without training data (non-members)",
             reason=(
                 "Popularity Randomization blurs the one signal the paper-001 attack uses (every non-member "
                 "receiving the same popular list); it bounds no adversary and members' lists are unchanged."
             ),
-        )
+        ))

@@ -239,8 +239,8 @@ def build_method(name: str, options: DIPSGNNOptions, backbone: dict[str, Any], s
         "LightGCN": lambda: LightGCN(**{"seed": seed, **extra}),
         "SRGNN": lambda: SRGNN(**{**g, "user_mode": "none", "adjacency": "degree", **extra}),
         "APGNN": lambda: SRGNN(**{**g, "adjacency": "count", **extra}),
-        "DPMF_imp": lambda: DPMF(**{"feedback": "implicit", "epsilon": options.eps2, "seed": seed, **extra}),
-        "DPMF_exp": lambda: DPMF(**{"feedback": "explicit", "epsilon": options.eps2, "seed": seed, **extra}),
+        "DPMF_imp": lambda: DPMF(**{"feedback": "implicit", "epsilon": options.eps2, "seed": seed, "noise": g["noise"], **extra}),
+        "DPMF_exp": lambda: DPMF(**{"feedback": "explicit", "epsilon": options.eps2, "seed": seed, "noise": g["noise"], **extra}),
         "DPSGD": lambda: DPSGDSRGNN(**{**g, **priv, **extra}),
         "EdgeRand": lambda: EdgeRand(**{**g, **priv, **extra}),
         "DIPSGNN": lambda: DIPSGNN(**{**g, **priv, "C": options.C, **extra}),
@@ -394,9 +394,9 @@ def add_privacy_table(results: Results, runs: dict[str, list[MethodRun]]) -> str
             value = None if not first.formal else float(eps.mean())
             spread = "" if not first.formal or eps.min() == eps.max() else f"{eps.min():.4g}-{eps.max():.4g}"
             rows.append([METHODS[name][1], label, value, spread, first.delta, first.setting, first.accountant,
-                         first.scope, "; ".join(first.notes)])
+                         first.scope, "; ".join(first.notes), first.noise])
     return results.add_table("privacy", ["method", "guarantee", "epsilon", "range over seeds", "delta", "setting",
-                                         "accountant", "scope", "notes"], rows,
+                                         "accountant", "scope", "notes", "noise"], rows,
                              "Labelled privacy statements (epsilon = n/a: no formal guarantee)")
 
 
@@ -438,9 +438,11 @@ def gap_text(runs: dict[str, list[MethodRun]]) -> str:
 
 
 def _backbone(config: Config) -> dict[str, Any]:
+    """SR-GNN parameters of every graph method: ``model.params`` with the config's ``noise``
+    (the seed comes from ``seeds``)."""
     if config.model.name != "srgnn":
         raise ConfigError(f"model.name: the dipsgnn study trains the SR-GNN backbone; expected 'srgnn', got {config.model.name!r}")
-    return {k: v for k, v in config.model.params.items() if k != "seed"}
+    return {**{k: v for k, v in config.model.params.items() if k != "seed"}, "noise": config.noise}
 
 
 def run_methods(methods: Sequence[str], data: SequenceData, options: DIPSGNNOptions,
@@ -564,6 +566,7 @@ def dipsgnn_section(ctx: AuditContext, out: SectionWriter) -> None:
         return
     o = ctx.options
     model = DIPSGNN(eps1=o.eps1, eps2=o.eps2, delta=o.delta, C=o.C, n_epochs=o.n_epochs, seed=ctx.config.seed,
+                    noise=ctx.config.noise,
                     **_audit_features(o, ctx.data.train))
     model.fit(ctx.data.train, ctx.data.valid)
     ks = ctx.config.eval.ks
@@ -578,8 +581,8 @@ def dipsgnn_section(ctx: AuditContext, out: SectionWriter) -> None:
     statements = {"target": PrivacyStatement.no_guarantee("interactions and user features", "training and serving",
                                                           f"{type(ctx.model).__name__} is trained without privacy noise")}
     statements.update({f"DIPSGNN: {k}": v for k, v in model.privacy_statement().items()})
-    out.add_table("privacy", ["model: guarantee", "epsilon", "delta", "setting", "scope", "notes"],
-                  [[k, s.epsilon if s.formal else None, s.delta, s.setting, s.scope, "; ".join(s.notes)]
+    out.add_table("privacy", ["model: guarantee", "epsilon", "delta", "setting", "scope", "notes", "noise"],
+                  [[k, s.epsilon if s.formal else None, s.delta, s.setting, s.scope, "; ".join(s.notes), s.noise]
                    for k, s in statements.items()], "Privacy statements (epsilon n/a: no formal guarantee)")
     out.write(f"The target is sequential, so DIPSGNN (paper 002) is trained on the same training split as a private "
               f"alternative: user features under {o.eps1:g}-LDP and edges under ({o.eps2:g}, {o.delta:g})-DP per forward "

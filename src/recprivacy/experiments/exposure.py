@@ -447,9 +447,10 @@ def protection_point(attacker: ExposureAttack, test: ExposurePairs, simulated: b
 
 
 def run_protection(options: ExposureOptions, data: ExposureData, parts: dict[str, ExposurePairs], results: Results,
-                   attacker: ExposureAttack | None = None) -> list[dict]:  # fmt: skip
+                   attacker: ExposureAttack | None = None, noise: str = "secure") -> list[dict]:  # fmt: skip
     """Frozen and adaptive attacks on perturbed test slates (module docstring, step 4);
-    ``attacker``: an already fitted frozen attacker (default: fit ``protection.attacker``)."""
+    ``attacker``: an already fitted frozen attacker (default: fit ``protection.attacker``);
+    ``noise``: where the perturbation draws from (the config's ``noise``)."""
     opts = options.protection
     encoder, _, decoder = opts.attacker.partition("+")
     if encoder not in ENCODERS or decoder not in DECODERS:
@@ -465,26 +466,28 @@ def run_protection(options: ExposureOptions, data: ExposureData, parts: dict[str
             emb = item_embeddings(data, parts["train"], opts.embedding_epochs, seed)
     simulated = data.source == "simulated"
     clean = protection_point(attacker, test, simulated)
-    rows = [floor_row(attacker, data, test, seed)]
+    rows = [floor_row(attacker, data, test, seed, noise)]
     for selection in opts.selections:
         for replacement in opts.replacements:
             adaptive = opts.adaptive == "all" or f"{selection}/{replacement}" in opts.adaptive
             for ratio in opts.ratios:
                 strategy = (selection, replacement, ratio)
-                rows += protection_rows(options, attacker, data, parts, test, emb, strategy, adaptive, clean, results)
+                rows += protection_rows(options, attacker, data, parts, test, emb, strategy, adaptive, clean, results,
+                                        noise)
     return rows
 
 
-def floor_row(attacker: ExposureAttack, data: ExposureData, test: ExposurePairs, seed: int) -> dict:
+def floor_row(attacker: ExposureAttack, data: ExposureData, test: ExposurePairs, seed: int, noise: str = "secure") -> dict:
     """The no-information floor (module docstring, step 4): the frozen attacker on test
     slates whose every item is drawn uniformly."""
-    floor = ExposurePerturbation(1.0, seed=seed).fit(data.pairs).perturb(test)
+    floor = ExposurePerturbation(1.0, seed=seed, noise=noise).fit(data.pairs).perturb(test)
     return {"selection": "none (every item uniform)", "replacement": "uniform", "L": 1.0, "attacker": FLOOR,
             **protection_point(attacker, floor, data.source == "simulated")}  # fmt: skip
 
 
 def protection_rows(options: ExposureOptions, attacker: ExposureAttack, data: ExposureData, parts: dict, test: ExposurePairs,
-                     emb: Any, strategy: tuple[str, str, float], adaptive: bool, clean: dict, results: Results) -> list[dict]:  # fmt: skip
+                     emb: Any, strategy: tuple[str, str, float], adaptive: bool, clean: dict, results: Results,
+                     noise: str = "secure") -> list[dict]:  # fmt: skip
     """Rows of one (selection, replacement, L): frozen attacker, and adaptive if asked."""
     opts = options.protection
     selection, replacement, ratio = strategy
@@ -494,7 +497,7 @@ def protection_rows(options: ExposureOptions, attacker: ExposureAttack, data: Ex
         return rows + ([{**base, "attacker": "adaptive", **clean}] if adaptive else [])
     seed = options.seeds[0]
     defence = ExposurePerturbation(ratio, selection, replacement, opts.reference, opts.mode, opts.exclude_slate,
-                                   options.attacker.batch_size, seed, opts.batch_pool)  # fmt: skip
+                                   options.attacker.batch_size, seed, opts.batch_pool, noise)  # fmt: skip
     defence.fit(data.pairs, emb)
     perturbed = defence.perturb(test)
     simulated = test.next_items is not None
@@ -615,7 +618,7 @@ def run_exposure(config: Config, options: ExposureOptions) -> Results:
         t, f = run_slate_sweep(options, data, results)
         tables, figures = tables + t, figures + f
     if "protection" in options.experiments:
-        rows = run_protection(options, data, parts, results)
+        rows = run_protection(options, data, parts, results, noise=config.noise)
         t, f = protection_outputs(results, rows, data.source == "simulated")
         tables, figures = tables + t, figures + f
         checks += protection_checks(rows, data.source == "simulated")
@@ -695,7 +698,7 @@ def exposure_section(ctx: AuditContext, out: SectionWriter) -> None:
     rows += [[f"baseline: {b}"] + [baselines[c][b][m] for c in CANDIDATES for m in ("recall@10", "ndcg@10")] for b in baselines["all"]]
     out.add_table("attack", ["guess", "recall@10 (all)", "ndcg@10 (all)", "recall@10 (user log)", "ndcg@10 (user log)"], rows,
                   f"{len(parts['test'])} slates of {len(groups['test'])} held-out users")  # fmt: skip
-    _audit_protection(attack, parts, pairs, opts, out, ctx.config.seed)
+    _audit_protection(attack, parts, pairs, opts, out, ctx.config.seed, ctx.config.noise)
     out.write(
         f"The target recommender was replayed along each user's history: at {len(pairs)} time steps "
         f"({opts.max_pairs_per_user or 'all'} per user at most) it showed the {opts.slate_size} best items the user had not "
@@ -717,12 +720,12 @@ def _verdict(value: float, blind: float) -> str:
 
 
 def _audit_protection(attack: ExposureAttack, parts: dict, pairs: ExposurePairs, opts: ExposureAuditOptions,
-                      out: SectionWriter, seed: int) -> None:  # fmt: skip
-    """Frozen attacker against random-position uniform replacement at each ratio."""
+                      out: SectionWriter, seed: int, noise: str) -> None:  # fmt: skip
+    """Frozen attacker against random-position uniform replacement at each ratio (drawn from ``noise``)."""
     test = parts["test"].subset(attack.vocab_.known_rows(parts["test"]))
     rows = []
     for ratio in [0.0, *opts.ratios]:
-        perturbed = ExposurePerturbation(ratio, seed=seed).fit(pairs).perturb(test)
+        perturbed = ExposurePerturbation(ratio, seed=seed, noise=noise).fit(pairs).perturb(test)
         rec = attack.evaluate(perturbed, (10,), "all", oov="token")["recall@10"]
         rows.append([ratio, rec, float(slate_accuracy(perturbed).mean()), float(next_item_recall(perturbed).mean())])
     out.add_table("protection", ["L", "Rec*@10", "Acc*", f"next-item recall@{opts.slate_size}"], rows,

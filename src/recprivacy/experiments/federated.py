@@ -286,7 +286,8 @@ def run_federated(config: Config, options: FederatedOptions) -> Results:
             defence = None if baseline else make_defence(method, options.delta, options.eps_min, options.eps_max,
                                                          options.resistance, options.epsilon, options.sigma)
             sim = FederatedSimulator(model, train, feats.x, local, options.clients_per_round, config.seed, defence, options.init_std,
-                                     objective=baseline and baseline.objective, feature_privacy=baseline and baseline.features)
+                                     objective=baseline and baseline.objective, feature_privacy=baseline and baseline.features,
+                                     noise=config.noise)
             history = sim.fit(options.rounds, lambda rec: evaluate(rec, test, ks=ks), options.eval_every,
                               desc=f"{options.model} d={dim} {method}")
             final = history.evaluations[-1][1]
@@ -309,11 +310,13 @@ def run_federated(config: Config, options: FederatedOptions) -> Results:
                 statement = baseline.privacy_statement(options.rounds, options.local_epochs, feats.dim)
                 results.metrics[f"{method}/d={dim}/epsilon"] = statement.epsilon
             if statement is not None and dim == options.dims[0]:
-                statements[method] = statement
+                statements[method] = sim.noise.stamp(statement)
     _render(results, data.name, options, ks, hits, rows, curves)
     if statements:
-        privacy_rows = [[METHOD_LABELS[m], s.epsilon, s.unit, s.scope, s.accountant, " | ".join(s.notes)] for m, s in statements.items()]
-        table = results.add_table("privacy", ["method", "epsilon (local)", "protects", "scope", "accountant", "notes"], privacy_rows,
+        privacy_rows = [[METHOD_LABELS[m], s.epsilon, s.unit, s.scope, s.accountant, " | ".join(s.notes), s.noise]
+                        for m, s in statements.items()]
+        table = results.add_table("privacy", ["method", "epsilon (local)", "protects", "scope", "accountant", "notes", "noise"],
+                                  privacy_rows,
                                   "What each method claims (its privacy_statement), composed honestly")
         results.add_section("Privacy statements (paper 004 methods)", "", [table])
     results.seeds.update({"split": 0, "attack_splits": options.attack_seeds})

@@ -1,6 +1,7 @@
 """What a study returns and how a run folder is written.
 
-``Results`` is JSON-serialisable: the config, the dataset fingerprint, seeds, metrics, tables,
+``Results`` is JSON-serialisable: the config, the dataset fingerprint, seeds, where the privacy
+mechanisms' noise came from (``noise``: secure, or a seeded simulation), metrics, tables,
 figures (PNG files under ``figures/``), an ordered list of report sections, timings and library
 versions. Its JSON form — the *results document* written to ``results.json`` — is all that
 ``recprivacy.report`` needs, so the report package imports nothing from here and any saved run
@@ -97,6 +98,7 @@ class Results(BaseModel):
     config: dict[str, Any]
     dataset: dict[str, Any] = Field(default_factory=dict)
     seeds: dict[str, int] = Field(default_factory=dict)
+    noise: str = ""
     metrics: dict[str, float] = Field(default_factory=dict)
     tables: dict[str, Table] = Field(default_factory=dict)
     figures: dict[str, Figure] = Field(default_factory=dict)

@@ -94,4 +94,4 @@ def run_config(config: Config, out_root: str | Path | None = None) -> tuple[Resu
 
 def new_results(config: Config) -> Results:
     """Empty ``Results`` for a study run of ``config``."""
-    return Results(name=config.name, study=config.study, config=config.to_dict())
+    return Results(name=config.name, study=config.study, config=config.to_dict(), noise=config.noise_source().describe())

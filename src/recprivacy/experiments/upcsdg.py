@@ -157,9 +157,11 @@ class UPCSDGOptions(StudyOptions):
 
 
 def generator_params(params: dict[str, Any]) -> dict[str, Any]:
-    """``params`` after checking that ``UPCSDG`` accepts them (``seed`` is set per run)."""
+    """``params`` after checking that ``UPCSDG`` accepts them (``seed`` and ``noise`` are set per run)."""
     if "seed" in params:
         raise ConfigError("generator.seed: set the study seed(s) instead; the generator takes each run's seed")
+    if "noise" in params:
+        raise ConfigError("generator.noise: set the config's top-level noise instead; every defence takes it from there")
     try:
         UPCSDG(**params)
     except TypeError as err:
@@ -189,7 +191,7 @@ class SeedRun:
         key = (variant, k, gamma)
         if key not in self.releases:
             start = time.perf_counter()
-            model = UPCSDG(**{**self.options.generator, **VARIANTS[variant], "seed": self.seed})
+            model = UPCSDG(**{**self.options.generator, **VARIANTS[variant], "seed": self.seed, "noise": self.config.noise})
             prefs = PrivacyPreferences.uniform(self.data.train.n_users, k, gamma)
             release = model.fit(self.data.train, self.features, prefs).generate()
             s = release.summary
@@ -261,7 +263,8 @@ class SeedRun:
         for k in o.grid_k:
             for gamma in o.grid_gamma:
                 prefs = PrivacyPreferences.uniform(full.n_users, k, gamma)
-                release = UPCSDG(**{**o.generator, "seed": self.seed}).fit(group.train, features, prefs).generate()
+                release = UPCSDG(**{**o.generator, "seed": self.seed, "noise": self.config.noise}).fit(
+                    group.train, features, prefs).generate()
                 target = make_model(algorithm, **{"seed": self.seed, **params}).fit(release.data)
                 lists = np.concatenate([personalised_lists(target, group.members, spec.k),
                                         popular_lists(popularity_ranking(release.data), len(group.nonmembers), spec.k)])
@@ -646,7 +649,7 @@ def synthesize(config: Config, out: str | Path, privacy: str | Path | None, k: f
     prefs = (load_preferences(privacy, data.full, k, gamma) if privacy is not None
              else PrivacyPreferences.uniform(data.full.n_users, k, gamma))
     features = FrozenEmbeddings.from_model(fit_model(config, data, results))
-    model = UPCSDG(**{**options.generator, "seed": config.seed})
+    model = UPCSDG(**{**options.generator, "seed": config.seed, "noise": config.noise})
     release = model.fit(data.full, features, prefs).generate()
     write_release(release, out, f"{data.full.name}-upcsdg", config.to_dict())
     return release
@@ -698,7 +701,7 @@ def synthetic_release_section(ctx: AuditContext, out: SectionWriter) -> None:
     o, data, seed = ctx.options, ctx.data, ctx.config.seed
     features, source = _features(ctx)
     prefs = PrivacyPreferences.uniform(data.train.n_users, o.k, o.gamma)
-    release = UPCSDG(**{**o.generator, "seed": seed}).fit(data.train, features, prefs).generate()
+    release = UPCSDG(**{**o.generator, "seed": seed, "noise": ctx.config.noise}).fit(data.train, features, prefs).generate()
     params = {"seed": seed, **ctx.config.model.params}
     retrained = make_model(ctx.config.model.name, **params).fit(release.data, data.valid)
     before, after = (evaluate(m, data.test, ks=(CUTOFF,), exclude=data.valid) for m in (ctx.model, retrained))

@@ -47,6 +47,7 @@ from recprivacy.federated.protocol import (
     perturb_uploads,
     sample_clients,
 )
+from recprivacy.privacy.randomness import NoiseSource, check_mode
 
 
 def _flwr() -> Any:
@@ -68,16 +69,18 @@ def _to_tensors(model: FederatedModel, arrays: list[np.ndarray]) -> dict[str, to
 def make_client(
     model: FederatedModel, user: int, x: np.ndarray, train_csr: sp.csr_matrix, local: LocalTraining, seed: int,
     defence: UploadDefence | None = None, private: dict[str, torch.Tensor] | None = None,
-    objective: LocalObjective | None = None, feature_privacy: FeaturePrivacy | None = None,
+    objective: LocalObjective | None = None, feature_privacy: FeaturePrivacy | None = None, noise: str = "secure",
 ) -> Any:
     """The Flower client of device ``user`` (a ``NumPyClient``; see module docstring).
     ``private``: its initial private parameters (without batch dimension); ``objective`` and
     ``feature_privacy``: the on-device randomisation of the objective-perturbation baselines
-    (the device randomises its own ``x_u`` once, here)."""
+    (the device randomises its own ``x_u`` once, here); ``noise``: where that randomness and
+    the upload defence's come from (``"secure"``, or ``"simulation"`` seeded by ``seed``)."""
     flwr = _flwr()
+    source = NoiseSource(check_mode(noise), seed)
     users = np.array([user])
     own = ClientBatch.select(users, x, train_csr)
-    batch = ClientBatch(own.users, client_features(own.x, users, seed, feature_privacy) if model.uses_features else own.x, own.csr)
+    batch = ClientBatch(own.users, client_features(own.x, users, source, feature_privacy) if model.uses_features else own.x, own.csr)
 
     class RecClient(flwr.client.NumPyClient):
         def __init__(self) -> None:
@@ -88,9 +91,10 @@ def make_client(
 
         def fit(self, parameters: list[np.ndarray], config: dict) -> tuple[list[np.ndarray], int, dict]:
             round_ = int(config["round"])
-            trained = local_update(model, _to_tensors(model, parameters), batch, local, seed, round_, self.private, objective)
+            trained = local_update(model, _to_tensors(model, parameters), batch, local, seed, round_, self.private, objective,
+                                   source)
             self.private = {k: trained[k] for k in self.private}
-            upload = perturb_uploads(trained, model, defence, batch.users, seed, round_)
+            upload = perturb_uploads(trained, model, defence, batch.users, source, round_)
             return [upload[n][0].numpy() for n in _names(model)], int(batch.csr.nnz), {"user": int(user)}
 
     return RecClient()
@@ -152,14 +156,14 @@ def make_strategy(
 
 def client_app(model: FederatedModel, x: np.ndarray, train_csr: sp.csr_matrix, local: LocalTraining, seed: int,
                defence: UploadDefence | None = None, objective: LocalObjective | None = None,
-               feature_privacy: FeaturePrivacy | None = None) -> Any:
+               feature_privacy: FeaturePrivacy | None = None, noise: str = "secure") -> Any:
     """A ``flwr.clientapp.ClientApp`` whose node config ``partition-id`` is the user id."""
     flwr = _flwr()
 
     def client_fn(context: Any) -> Any:
         user = int(context.node_config["partition-id"])
         return make_client(model, user, x, train_csr, local, seed, defence, objective=objective,
-                           feature_privacy=feature_privacy).to_client()
+                           feature_privacy=feature_privacy, noise=noise).to_client()
 
     return flwr.clientapp.ClientApp(client_fn=client_fn)
 
@@ -199,9 +203,11 @@ def run_loopback(
     private: dict[str, torch.Tensor] | None = None,
     objective: LocalObjective | None = None,
     feature_privacy: FeaturePrivacy | None = None,
+    noise: str = "secure",
 ) -> dict[str, torch.Tensor]:
     """Train ``rounds`` rounds through Flower on 127.0.0.1 (module docstring); returns Θ.
-    Must run in the main thread (Flower's server installs signal handlers)."""
+    Must run in the main thread (Flower's server installs signal handlers). ``noise`` as in
+    ``make_client``."""
     flwr = _flwr()
     from flwr.server import ServerConfig
 
@@ -210,7 +216,7 @@ def run_loopback(
     strategy = make_strategy(model, initial, n_users, n_clients, seed, on_round)
     clients = [
         make_client(model, u, x, train_csr, local, seed, defence, {k: v[u] for k, v in (private or {}).items()},
-                    objective, feature_privacy)
+                    objective, feature_privacy, noise)
         for u in range(n_users)
     ]
     threads = [

@@ -19,10 +19,13 @@ accumulated gradient step of the neighbourhood mean, which moves every row of ``
 the same vector; ``m_a``, the mean of those rows, is kept up to date from both. This is
 exactly plain SGD on the full table, without a dense ``[n_items, d]`` update per step.
 
-Randomness is per client: client ``u`` of round ``t`` draws its negatives, shuffles and noise
-from ``numpy.random.default_rng([seed, t, u, stream])``, so its upload does not depend on
-which other clients were sampled or on the engine that ran it (the Flower engine trains one
-client per call and reproduces the in-process simulator).
+Randomness is per client: client ``u`` of round ``t`` draws its negatives and shuffles from
+``numpy.random.default_rng([seed, t, u, stream])`` (``client_rng``) and the randomness that
+protects it (upload noise, objective noise, feature reports) from its own stream of the run's
+``NoiseSource`` (``client_noise``): fresh operating-system entropy in ``"secure"`` mode, or the
+same ``default_rng([seed, t, u, stream])`` in ``"simulation"`` mode. So in simulation mode an
+upload does not depend on which other clients were sampled or on the engine that ran it (the
+Flower engine trains one client per call and reproduces the in-process simulator).
 
 Two hooks carry the on-device privacy of the objective-perturbation baselines
 (``recprivacy.defenses.federated_dp``: F-GERAI, F-GERAI-NL, F-DPMF), so they run in both
@@ -55,6 +58,7 @@ from torch import Tensor
 from recprivacy.errors import ConfigError, RecPrivacyError
 from recprivacy.federated.models import ITEM, FederatedModel
 from recprivacy.models.training import NegativeSampler
+from recprivacy.privacy.randomness import NoiseSource
 
 STREAMS = {"train": 0, "noise": 1, "objective": 2, "features": 3}
 
@@ -118,9 +122,9 @@ class FeaturePrivacy(Protocol):
 
     name: str
 
-    def perturb(self, x: np.ndarray, users: np.ndarray, seed: int) -> np.ndarray:
+    def perturb(self, x: np.ndarray, users: np.ndarray, noise: NoiseSource) -> np.ndarray:
         """Randomised copies of the rows ``x`` of ``users`` (user ``u`` draws from its own
-        ``features`` stream)."""
+        ``features`` stream of ``noise``)."""
 
 
 def bce_loss(logits: Tensor, labels: Tensor, valid: Tensor, slots: Tensor | None = None) -> Tensor:
@@ -128,18 +132,24 @@ def bce_loss(logits: Tensor, labels: Tensor, valid: Tensor, slots: Tensor | None
     return (F.binary_cross_entropy_with_logits(logits, labels, reduction="none") * valid).sum()
 
 
-def client_features(x: np.ndarray, users: np.ndarray, seed: int, privacy: FeaturePrivacy | None) -> np.ndarray:
+def client_features(x: np.ndarray, users: np.ndarray, noise: NoiseSource, privacy: FeaturePrivacy | None) -> np.ndarray:
     """The feature rows ``x`` of ``users`` as their devices hold them: unchanged, or randomised
-    once by ``privacy`` (the same result in every round and engine)."""
+    once by ``privacy`` (in simulation mode the same result in every round and engine)."""
     x = np.asarray(x, dtype=np.float32)
     if privacy is None:
         return x
-    return np.asarray(privacy.perturb(x, np.asarray(users, dtype=np.int64), int(seed)), dtype=np.float32)
+    return np.asarray(privacy.perturb(x, np.asarray(users, dtype=np.int64), noise), dtype=np.float32)
 
 
 def client_rng(seed: int, round_: int, user: int, stream: str) -> np.random.Generator:
-    """The generator of one client's ``stream`` (``train``, ``noise``) in one round."""
+    """The seeded generator of one client's ``train`` stream in one round."""
     return np.random.default_rng([int(seed), int(round_), int(user), STREAMS[stream]])
+
+
+def client_noise(noise: NoiseSource, round_: int, user: int, stream: str) -> np.random.Generator:
+    """The protection generator of one client's ``stream`` (``noise``, ``objective``,
+    ``features``) in one round: ``noise.generator(round_, user, STREAMS[stream])``."""
+    return noise.generator(int(round_), int(user), STREAMS[stream])
 
 
 def sample_clients(n_users: int, n_clients: int, seed: int, round_: int) -> np.ndarray:
@@ -303,6 +313,7 @@ def local_update(
     round_: int,
     private: dict[str, Tensor] | None = None,
     objective: LocalObjective | None = None,
+    noise: NoiseSource = NoiseSource(),
 ) -> dict[str, Tensor]:
     """Every client of ``batch`` trains its copy of the global model (Algorithm 1, lines 3-7).
 
@@ -314,6 +325,8 @@ def local_update(
         Initial private parameters ``[B, ...]`` (federated MF's ``P_u``), if the model has any.
     objective:
         A perturbed local objective (module docstring); None trains on Eq. 8's BCE.
+    noise:
+        Where the objective's noise comes from (secure by default).
 
     Returns
     -------
@@ -328,7 +341,7 @@ def local_update(
     identity = bool(np.all(order == np.arange(len(order))))
     sorted_batch = batch if identity else ClientBatch(batch.users[order], batch.x[order], batch.csr[order])
     dtype = global_params[ITEM].dtype
-    noises = _objective_noise(objective, model, schedules, batch.users, seed, round_)
+    noises = _objective_noise(objective, model, schedules, batch.users, noise, round_)
     item_noise = None
     if noises is not None and noises[0].items is not None:
         if model.uses_neighbours:
@@ -371,26 +384,26 @@ def local_update(
 
 
 def _objective_noise(objective: LocalObjective | None, model: FederatedModel, schedules: list[Schedule],
-                     users: np.ndarray, seed: int, round_: int) -> list[ObjectiveNoise] | None:
+                     users: np.ndarray, noise: NoiseSource, round_: int) -> list[ObjectiveNoise] | None:
     """Each client's objective noise from its ``objective`` stream (of round 0 when the
     objective is drawn once for the whole training), in batch order."""
     if objective is None:
         return None
     t = 0 if objective.fixed_across_rounds else round_
-    return [objective.draw(sched, model.n_items, model.dim, client_rng(seed, t, u, "objective"))
+    return [objective.draw(sched, model.n_items, model.dim, client_noise(noise, t, u, "objective"))
             for sched, u in zip(schedules, users)]
 
 
 def perturb_uploads(
     uploads: dict[str, Tensor], model: FederatedModel, defence: UploadDefence | None, users: np.ndarray,
-    seed: int, round_: int,
+    noise: NoiseSource, round_: int,
 ) -> dict[str, Tensor]:
     """The shared parameters each client sends: its trained ones, randomised by ``defence``
-    with the client's own ``noise`` stream (unchanged without a defence)."""
+    with the client's own ``noise`` stream of ``noise`` (unchanged without a defence)."""
     shared = {s.name: uploads[s.name] for s in model.shared_specs()}
     if defence is None:
         return shared
-    rngs = [client_rng(seed, round_, u, "noise") for u in users]
+    rngs = [client_noise(noise, round_, u, "noise") for u in users]
     return defence.perturb(shared, model.components(), rngs)
 
 

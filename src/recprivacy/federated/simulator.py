@@ -39,6 +39,7 @@ from recprivacy.federated.protocol import (
 )
 from recprivacy.models.base import Recommender
 from recprivacy.models.training import torch_threads
+from recprivacy.privacy.randomness import NoiseSource, check_mode
 from recprivacy.progress import progress
 
 
@@ -88,6 +89,10 @@ class FederatedSimulator:
     feature_privacy:
         Randomises every device's ``x_u`` once, before training (F-GERAI); the randomised
         features are also what each user scores with at evaluation (``recommender``).
+    noise:
+        Where the defences' randomness comes from: ``"secure"`` (operating-system entropy, the
+        default) or ``"simulation"`` (seeded by ``seed``, for experiments only); the
+        ``NoiseSource`` is kept as ``self.noise``.
     """
 
     def __init__(
@@ -104,14 +109,16 @@ class FederatedSimulator:
         threads: int | None = None,
         objective: LocalObjective | None = None,
         feature_privacy: FeaturePrivacy | None = None,
+        noise: str = "secure",
     ) -> None:
         if train.n_items != model.n_items:
             raise ConfigError(f"model has {model.n_items} items but the training data have {train.n_items}")
         if model.uses_features and features.shape != (train.n_users, model.n_features):
             raise ConfigError(f"features: expected shape {(train.n_users, model.n_features)}, got {features.shape}")
         self.model = model
+        self.noise = NoiseSource(check_mode(noise), seed)
         self.train_csr = train.to_csr()
-        self.features = client_features(features, np.arange(len(features)), seed, feature_privacy) \
+        self.features = client_features(features, np.arange(len(features)), self.noise, feature_privacy) \
             if model.uses_features else np.asarray(features, dtype=np.float32)
         self.local = local
         self.n_clients = resolve_clients(clients_per_round, train.n_users)
@@ -136,10 +143,11 @@ class FederatedSimulator:
             for lo in range(0, len(users), self.chunk_size):
                 batch = ClientBatch.select(users[lo : lo + self.chunk_size], self.features, self.train_csr)
                 private = {k: v[batch.users] for k, v in self.private.items()}
-                trained = local_update(self.model, self.params, batch, self.local, self.seed, t, private, self.objective)
+                trained = local_update(self.model, self.params, batch, self.local, self.seed, t, private, self.objective,
+                                       self.noise)
                 for name in self.private:
                     self.private[name][batch.users] = trained[name]
-                chunks.append(perturb_uploads(trained, self.model, self.defence, batch.users, self.seed, t))
+                chunks.append(perturb_uploads(trained, self.model, self.defence, batch.users, self.noise, t))
         uploads = chunks[0] if len(chunks) == 1 else {k: torch.cat([c[k] for c in chunks]) for k in chunks[0]}
         result = RoundUploads(t, np.asarray(users), self.params, uploads)
         self.params = aggregate(uploads, np.asarray(users), t)

@@ -64,6 +64,7 @@ from recprivacy.models.base import Recommender
 from recprivacy.models.training import TrainingHistory, fit_epochs
 from recprivacy.privacy.accounting import PrivacyStatement
 from recprivacy.privacy.mechanisms import multi_feature_budget, perturb_features
+from recprivacy.privacy.randomness import NoiseMixin, check_mode
 
 USER_MODES = ("none", "id", "features")
 ADJACENCY = ("degree", "count")
@@ -342,7 +343,7 @@ class SRGNNNet(nn.Module):
 # --------------------------------------------------------------------------- recommender
 
 
-class SRGNN(Recommender):
+class SRGNN(Recommender, NoiseMixin):
     """Session-graph GNN recommender (module docstring for the model and the protocol).
 
     Parameters
@@ -368,7 +369,11 @@ class SRGNN(Recommender):
     batch_size, n_epochs, patience, valid_fraction:
         Training length, early stopping and the held-out share of training samples.
     seed:
-        Seeds weights, batch order, the validation hold-out, feature perturbation and noise.
+        Seeds weights, batch order and the validation hold-out.
+    noise:
+        Where the feature perturbation and the private subclasses' noise come from:
+        ``"secure"`` (operating-system entropy, the default) or ``"simulation"`` (seeded by
+        ``seed``, for experiments only; ``privacy.randomness.NoiseSource``).
     """
 
     sequential = True
@@ -397,8 +402,10 @@ class SRGNN(Recommender):
         patience: int = 5,
         valid_fraction: float = 0.1,
         seed: int = 0,
+        noise: str = "secure",
     ) -> None:
         super().__init__(seed=seed)
+        self.noise = check_mode(noise, f"{type(self).__name__}.noise")
         self.hidden = hidden
         self.n_steps = n_steps
         self.user_mode = user_mode
@@ -442,8 +449,7 @@ class SRGNN(Recommender):
         if self.user_mode != "features":
             return PrivacyStatement.no_guarantee("user features", "not used", f"user_mode is {self.user_mode!r}")
         columns = list(self.user_numeric) + list(self.user_categorical)
-        return multi_feature_budget(self.eps1, len(columns)).statement(columns)
-
+        return self.noise_source().stamp(multi_feature_budget(self.eps1, len(columns)).statement(columns))
     def edge_reuse(self) -> int:
         """Most forward passes per epoch that contain one transition occurrence: the training
         prefixes whose input window holds it (held-out validation prefixes included, as they
@@ -500,9 +506,10 @@ class SRGNN(Recommender):
     # ------------------------------------------------------------------ training
     def _fit(self, train: Interactions, valid: Interactions | None) -> None:
         rng = np.random.default_rng(self.seed)
-        self.noise_ = torch.Generator().manual_seed(self.seed)
+        source = self.noise_source()
+        self.noise_ = source.torch_generator("noise")
         self.sequences_ = train.sequences()
-        self.net_ = self._build_net(self._user_encoder(train, rng))
+        self.net_ = self._build_net(self._user_encoder(train, source.generator("user features")))
         samples = SequenceSamples.prefixes(self.sequences_)
         if not len(samples):
             raise DataError(f"{train.name}: no training samples (every training sequence has fewer than 2 items)")

@@ -2,7 +2,8 @@
 
 ``mechanisms`` holds the noise (Laplace, Gaussian, Piecewise, OUE, randomized response and
 DIPSGNN's multi-feature LDP); ``accounting`` turns noise into stated guarantees (DIPSGNN
-Theorem 4.2, composition through dp-accounting, ``PrivacyStatement``).
+Theorem 4.2, composition through dp-accounting, ``PrivacyStatement``); ``randomness`` owns
+where their noise comes from (``NoiseSource``: secure OS entropy, or a seeded simulation).
 """
 
 from recprivacy.privacy.accounting import (
@@ -40,6 +41,7 @@ from recprivacy.privacy.mechanisms import (
     multi_feature_budget,
     perturb_features,
 )
+from recprivacy.privacy.randomness import NOISE_MODES, NoiseSource, check_mode
 
 __all__ = [
     "ACCOUNTANTS",
@@ -47,6 +49,8 @@ __all__ = [
     "FeatureBudget",
     "GaussianMechanism",
     "LaplaceMechanism",
+    "NOISE_MODES",
+    "NoiseSource",
     "OptimizedUnaryEncoding",
     "PLDAccountant",
     "PiecewiseMechanism",
@@ -55,6 +59,7 @@ __all__ = [
     "RandomizedResponse",
     "ZCDPAccountant",
     "basic_composition",
+    "check_mode",
     "check_delta",
     "compose_gaussian",
     "compose_laplace",

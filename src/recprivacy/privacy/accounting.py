@@ -376,7 +376,9 @@ class PrivacyStatement:
     """A privacy claim stated with everything a reviewer needs to judge it.
 
     ``epsilon = inf`` means *no formal guarantee*; ``setting`` is ``"central"`` (a trusted
-    curator adds the noise) or ``"local"`` (each user randomises before anything leaves them).
+    curator adds the noise) or ``"local"`` (each user randomises before anything leaves them);
+    ``noise`` says where the randomness came from (``NoiseSource.describe``: secure, or a
+    seeded simulation that protects nobody), empty when the defence has not said.
     """
 
     epsilon: float
@@ -386,6 +388,7 @@ class PrivacyStatement:
     scope: str
     setting: Literal["central", "local"] = "central"
     notes: tuple[str, ...] = ()
+    noise: str = ""
 
     @classmethod
     def no_guarantee(cls, unit: str, scope: str, reason: str) -> PrivacyStatement:
@@ -412,6 +415,8 @@ class PrivacyStatement:
             f"  accountant: {self.accountant}",
         ]
         lines += [f"  note:       {n}" for n in self.notes]
+        if self.noise:
+            lines.append(f"  noise:      {self.noise}")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:

@@ -51,7 +51,8 @@ def appendix(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
             "tables": [_key_value(dataset, "Dataset summary and fingerprint")] if dataset else [],
             "figures": [],
         },
-        {"title": "Configuration", "text": f"Seeds: {seeds}.\n\n{config_text}", "tables": [], "figures": []},
+        {"title": "Configuration", "text": f"Seeds: {seeds}.{_noise_sentence(doc)}\n\n{config_text}", "tables": [],
+         "figures": []},
         {
             "title": "Timings and environment",
             "text": "",
@@ -62,6 +63,11 @@ def appendix(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
             "figures": [],
         },
     ]
+
+
+def _noise_sentence(doc: Mapping[str, Any]) -> str:
+    """Where the privacy noise came from, when the run recorded it."""
+    return f" Privacy noise: {doc['noise']}." if doc.get("noise") else ""
 
 
 def _key_value(mapping: Mapping[str, Any], caption: str) -> dict[str, Any]:
@@ -78,11 +84,12 @@ def title_of(doc: Mapping[str, Any]) -> str:
 
 
 def subtitle_of(doc: Mapping[str, Any]) -> str:
-    """One line: when, which dataset (with its content hash), which recprivacy."""
+    """One line: when, which dataset (with its content hash), which recprivacy, which noise."""
     data = doc.get("dataset", {})
     dataset = f"dataset {data.get('name', '?')} (sha256 {data.get('sha256', '?')})" if data else "no dataset"
     version = doc.get("versions", {}).get("recprivacy", "?")
-    return f"Created {doc.get('created', '?')} · {dataset} · recprivacy {version}"
+    noise = f" · privacy noise {doc['noise']}" if doc.get("noise") else ""
+    return f"Created {doc.get('created', '?')} · {dataset} · recprivacy {version}{noise}"
 
 
 def render_markdown(doc: Mapping[str, Any]) -> str:

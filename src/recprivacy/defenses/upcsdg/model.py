@@ -37,7 +37,7 @@ a second thread waiting for a busy core slowed a tiny step by 30x.
 Ablations of the paper's Table 3 (decision 16) are options:
 
 * ``selection="random"`` (UPC-SDG_s): a uniform random ``k``-share of each user's items, drawn
-  afresh at every training step and once, seeded, at export; the generator is trained;
+  afresh at every training step and once at export (from ``noise``); the generator is trained;
 * ``replacement="random"`` (UPC-SDG_r): learned selection, replacements uniform among the items
   the user has not interacted with (no generator training);
 * ``replacement="fixed"`` (UPC-SDG_f): learned selection, the replacement whose ``f_sim`` to the
@@ -82,6 +82,7 @@ from recprivacy.defenses.upcsdg.similarity import SIM_MODES, ItemSimilarity
 from recprivacy.errors import ConfigError, DataError, NotFittedError
 from recprivacy.models.training import TrainingHistory, fit_epochs, minibatches
 from recprivacy.privacy.accounting import PrivacyStatement
+from recprivacy.privacy.randomness import NoiseMixin, check_mode
 
 SELECTIONS = ("attention", "random")
 REPLACEMENTS = ("generator", "random", "fixed")
@@ -114,7 +115,7 @@ def _positive(name: str, value: Any, integer: bool = False, zero: bool = False) 
     return value
 
 
-class UPCSDG:
+class UPCSDG(NoiseMixin):
     """Privacy-controllable synthetic interaction data (paper 003).
 
     Parameters
@@ -137,7 +138,7 @@ class UPCSDG:
         ``"attention"`` / ``"random"`` selection; ``"generator"`` / ``"random"`` / ``"fixed"``
         replacement; the similarity the ``"fixed"`` ablation aims at (0.9).
     export_sampling:
-        ``"argmax"`` (deterministic, default) or ``"gumbel"`` (a seeded sample).
+        ``"argmax"`` (deterministic, default) or ``"gumbel"`` (a sample drawn from ``noise``).
     candidates:
         ``"unconsumed"`` (default, decision 8: every item of ``I_u`` is excluded and no user gets
         the same replacement twice) or ``"authors"`` (compatibility: the released code's mask,
@@ -145,7 +146,11 @@ class UPCSDG:
     min_replace:
         Least replacements per user (0: tiny users may keep every item, decision 1).
     seed:
-        Seeds parameter initialisation, batch order, Gumbel noise and random ablations.
+        Seeds parameter initialisation, batch order and the Gumbel noise of training.
+    noise:
+        Where the release's random choices come from (the random selection and replacement
+        ablations, ``export_sampling="gumbel"``): ``"secure"`` (operating-system entropy, the
+        default) or ``"simulation"`` (seeded by ``seed``; ``privacy.randomness.NoiseSource``).
 
     Attributes
     ----------
@@ -180,6 +185,7 @@ class UPCSDG:
         candidates: str = "unconsumed",
         min_replace: int = 0,
         seed: int = 0,
+        noise: str = "secure",
     ) -> None:
         self.lambda_s = _positive("lambda_s", lambda_s, zero=True)
         self.lambda_g = _positive("lambda_g", lambda_g, zero=True)
@@ -202,6 +208,7 @@ class UPCSDG:
         self.candidates = _choice("candidates", candidates, CANDIDATES)
         self.min_replace = _positive("min_replace", min_replace, integer=True, zero=True)
         self.seed = seed
+        self.noise = check_mode(noise, "UPCSDG.noise")
 
     # ------------------------------------------------------------------ public API
     def fit(self, train: Interactions, embeddings: FrozenEmbeddings, preferences: PrivacyPreferences) -> "UPCSDG":
@@ -244,14 +251,14 @@ class UPCSDG:
 
     def privacy_statement(self) -> PrivacyStatement:
         """UPC-SDG has no formal guarantee; the paper measures privacy only by k and γ."""
-        return PrivacyStatement.no_guarantee(
+        return self.noise_source().stamp(PrivacyStatement.no_guarantee(
             unit="a user's training interactions",
             scope="the released synthetic interactions",
             reason="a share k of each user's items is replaced by items whose similarity to the original is at "
                    "most gamma (a hard cap; an item with no candidate within gamma is dropped); the kept items "
                    "are released unchanged. "
                    "Measure what remains with the replaced-item recovery attack.",
-        )
+        ))
 
     # ------------------------------------------------------------------ training
     def _counts(self) -> np.ndarray:
@@ -326,7 +333,7 @@ class UPCSDG:
     def _select_all(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Selected ``(users, originals, order)`` of every user, grouped by user, ascending
         attention (``order`` = position within the user)."""
-        rng = np.random.default_rng([self.seed, 1])
+        rng = self.noise_source().generator(1)
         active = np.flatnonzero(np.diff(self.csr_.indptr) > 0)
         users, originals = [], []
         block = max(self.batch_users, 1024)
@@ -349,7 +356,7 @@ class UPCSDG:
     def _export_scores(self, users: np.ndarray, originals: np.ndarray):
         """Candidate scores of selected pairs by index, for ``assign_replacements``."""
         emb = self.embeddings_
-        noise = torch.Generator().manual_seed(self.seed + 1)
+        noise = self.noise_source().torch_generator("export")
         users_t, originals_t = torch.from_numpy(users), torch.from_numpy(originals)
 
         def scores(pairs: torch.Tensor) -> torch.Tensor:
@@ -380,4 +387,5 @@ class UPCSDG:
         if self.replacement == "fixed":
             method["fixed_similarity"] = self.fixed_similarity
         method["epochs_trained"] = len(self.history_.losses)
+        method["noise"] = self.noise_source().describe()
         return method

@@ -41,6 +41,7 @@ from recprivacy.experiments.audit import AuditContext, SectionWriter, fit_list_l
 from recprivacy.experiments.train import PreparedData
 from recprivacy.experiments.membership.collect import randomizer
 from recprivacy.experiments.membership.render import roc_png
+from recprivacy.privacy.accounting import PrivacyStatement
 
 ROLES = ("target non-members", "shadow", "item vectors")
 
@@ -93,12 +94,12 @@ def membership_section(ctx: AuditContext, out: SectionWriter) -> None:
     name, algorithm = ctx.data.full.name, ctx.config.model.name
     options = LabOptions(min_interactions=o.min_interactions, item_coverage="init", holdout="none",
                          model_params={algorithm: dict(ctx.config.model.params)})  # fmt: skip
-    lab = MembershipLab({name: ctx.data.full}, options, seed=seed, randomize=randomizer(o.defense_alpha),
+    lab = MembershipLab({name: ctx.data.full}, options, seed=seed, randomize=randomizer(o.defense_alpha, ctx.config.noise),
                         partitions={name: partition}, models={(name, "target", algorithm): ctx.model})  # fmt: skip
     plain = AttackSpec((name, algorithm), (name, algorithm), k=o.k, n_factors=o.n_factors)
     defended = replace(plain, defense="both")
     outcomes = {"no defence": lab.run(plain), f"Popularity Randomization (alpha {o.defense_alpha})": lab.run(defended)}
-    _write(out, o, partition, outcomes)
+    _write(out, o, partition, outcomes, PopularityRandomization(o.defense_alpha, seed, ctx.config.noise).privacy_statement())
 
 
 def _verdict(auc: float) -> str:
@@ -109,7 +110,8 @@ def _verdict(auc: float) -> str:
     return "low: close to a blind guess"
 
 
-def _write(out: SectionWriter, o: MembershipAuditOptions, partition: Partition, outcomes: dict) -> None:
+def _write(out: SectionWriter, o: MembershipAuditOptions, partition: Partition, outcomes: dict,
+           statement: PrivacyStatement) -> None:
     rows = []
     for label, outcome in outcomes.items():
         r = outcome.report
@@ -133,7 +135,6 @@ def _write(out: SectionWriter, o: MembershipAuditOptions, partition: Partition, 
     out.add_table("groups", ["group", "users"], sizes, "Who plays which part in the attack")
     curves = {label: (outcome.labels, outcome.scores) for label, outcome in outcomes.items()}
     out.add_figure("roc", roc_png(curves), "ROC of the membership attack on log-log axes; the diagonal is a blind guess.")
-    statement = PopularityRandomization(o.defense_alpha).privacy_statement()
     out.write(
         "An adversary who sees a user's interactions and the target's top-k list for that user guesses whether the "
         "user's data trained the target (paper 001). Members are users the target trained on; non-members are users "

@@ -55,9 +55,10 @@ def lab_options(o: MembershipOptions) -> LabOptions:
     )  # fmt: skip
 
 
-def randomizer(alpha: float):
-    """The defence as the lab's ``randomize(ranking, n_users, k, seed)``."""
-    return lambda ranking, n_users, k, seed: PopularityRandomization(alpha, seed).lists(ranking, n_users, k)
+def randomizer(alpha: float, noise: str):
+    """The defence as the lab's ``randomize(ranking, n_users, k, seed)``, drawing from ``noise``
+    (``"secure"`` or ``"simulation"``, the config's ``noise``)."""
+    return lambda ranking, n_users, k, seed: PopularityRandomization(alpha, seed, noise).lists(ranking, n_users, k)
 
 
 def merge_plans(plans: list[Plan]) -> Plan:
@@ -71,12 +72,14 @@ def merge_plans(plans: list[Plan]) -> Plan:
 
 
 def collect(
-    datasets: dict[str, Interactions], options: MembershipOptions, plan: Plan, seeds: list[int], results: Results
+    datasets: dict[str, Interactions], options: MembershipOptions, plan: Plan, seeds: list[int], results: Results,
+    noise: str = "secure",
 ) -> Collected:
-    """Run ``plan`` once per seed; ROC curves and embeddings come from the first seed."""
+    """Run ``plan`` once per seed; ROC curves and embeddings come from the first seed; the
+    defence's lists draw from ``noise``."""
     out = Collected(seeds=list(seeds))
     for n, seed in enumerate(seeds):
-        lab = MembershipLab(datasets, lab_options(options), seed=seed, randomize=randomizer(options.defense.alpha))
+        lab = MembershipLab(datasets, lab_options(options), seed=seed, randomize=randomizer(options.defense.alpha, noise))
         for outcome in lab.run_all(plan.specs):
             out.reports[outcome.spec].append(outcome.report)
             if n == 0 and outcome.spec in plan.roc:

@@ -54,7 +54,7 @@ def run_membership(config: Config, options: MembershipOptions) -> Results:
     results.dataset = datasets[names[0]].fingerprint()
     plans = {name: plan_experiment(name, options, names) for name in options.experiments}
     seeds = [config.seed + i for i in range(options.n_seeds)]
-    collected = collect(datasets, options, merge_plans(list(plans.values())), seeds, results)
+    collected = collect(datasets, options, merge_plans(list(plans.values())), seeds, results, config.noise)
     results.seeds.update({f"seed{i}": s for i, s in enumerate(seeds)})
     with results.timed("render"):
         render(results, options, names, plans, collected)
