@@ -143,6 +143,7 @@ def synthesize(
                 ("users", "original_interactions", "replaced_interactions", "realised_ratio_mean", "mean_f_sim", "max_f_sim")]
         rows.append(["interactions with no candidate within gamma (dropped)", s["dropped_interactions"]])
         rows.append(["users with default preferences", s["users_with_default_preferences"]])
+        rows.append(["randomness of the release", s["method"]["noise"]])
         _print_rows("Privacy summary", ["", "value"], rows)
         Console().print(f"[bold]{out / 'public'}[/bold]: release this (the synthetic data only).\n"
                         f"[bold]{out / 'private'}[/bold]: keep, it undoes the protection "
