@@ -1,0 +1,132 @@
+"""Confidence intervals for attack results, so a reader can tell a measurement from noise.
+
+* ``Estimate``: a value with its interval, how the interval was made, and the sample size; an
+  estimate the sample cannot resolve (TPR at an FPR below ``1 / n_negatives``) carries
+  ``resolvable = False`` and prints as "not resolvable with n = ...", never as a number.
+* ``auc_interval``: ROC AUC with a stratified percentile bootstrap (members and non-members
+  resampled separately, so each replicate keeps the group sizes). Each replicate's AUC is the
+  Mann-Whitney statistic ``(R_pos - n_pos (n_pos + 1) / 2) / (n_pos n_neg)`` with ``R_pos``
+  the sum of the positives' mid-ranks, computed for all replicates in one ranking.
+* ``auc_difference_interval``: the same bootstrap, paired: attack and baseline scored on the
+  same resampled targets, so the interval of their difference is not inflated by scoring
+  them on different samples.
+* ``tpr_at_fpr_interval``: the threshold is the empirical one (largest TPR with FPR <= f, as
+  ``attack.tpr_at_fpr``); the TPR it gives, ``k / n_pos``, gets an exact two-sided
+  Clopper-Pearson interval. The interval ignores the threshold's own sampling error, stated in
+  ``method``.
+* ``mean_interval``: mean over seeds with a Student-t interval from the *sample* standard
+  deviation (``ddof = 1``), the one "± sd" convention of recprivacy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from recprivacy.metrics.attack import _binary_inputs, tpr_at_fpr
+
+LEVEL = 0.95
+N_BOOTSTRAP = 1000
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """``value`` with its ``level`` interval ``[low, high]`` (``method`` says how), from ``n`` samples."""
+
+    value: float
+    low: float
+    high: float
+    method: str
+    n: int
+    level: float = LEVEL
+    resolvable: bool = True
+
+    def __str__(self) -> str:
+        if not self.resolvable:
+            return f"not resolvable with n = {self.n}"
+        return f"{self.value:.3f} [{self.low:.3f}, {self.high:.3f}]"
+
+    def shifted(self, by: float) -> Estimate:
+        """The estimate minus ``by`` (a constant baseline): the margin over it."""
+        return Estimate(self.value - by, self.low - by, self.high - by, self.method, self.n, self.level, self.resolvable)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": self.value if self.resolvable else None, "low": self.low, "high": self.high,
+                "method": self.method, "n": self.n, "level": self.level, "resolvable": self.resolvable}  # fmt: skip
+
+
+def _stratified_indices(y: np.ndarray, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bootstrap replicates of the positive and of the negative positions, ``(B, n_pos)`` and ``(B, n_neg)``."""
+    rng = np.random.default_rng(seed)
+    pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
+    return rng.choice(pos, size=(n_boot, len(pos))), rng.choice(neg, size=(n_boot, len(neg)))
+
+
+def _auc_replicates(scores: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
+    """Mann-Whitney AUC of every replicate (rows of ``pos`` / ``neg`` index ``scores``)."""
+    n_pos, n_neg = pos.shape[1], neg.shape[1]
+    ranks = stats.rankdata(np.concatenate([scores[pos], scores[neg]], axis=1), axis=1)
+    return (ranks[:, :n_pos].sum(axis=1) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+
+
+def _percentile(values: np.ndarray, level: float) -> tuple[float, float]:
+    a = (1.0 - level) / 2.0
+    low, high = np.quantile(values, [a, 1.0 - a])
+    return float(low), float(high)
+
+
+def auc_interval(y_true: Any, scores: Any, level: float = LEVEL, n_boot: int = N_BOOTSTRAP, seed: int = 0) -> Estimate:
+    """ROC AUC of ``scores`` with a stratified percentile-bootstrap interval (module docstring)."""
+    y, s = _binary_inputs(y_true, scores)
+    pos, neg = _stratified_indices(y, n_boot, seed)
+    whole = _auc_replicates(s, np.flatnonzero(y == 1)[None], np.flatnonzero(y == 0)[None])[0]
+    low, high = _percentile(_auc_replicates(s, pos, neg), level)
+    return Estimate(float(whole), low, high, f"stratified bootstrap ({n_boot})", len(y), level)
+
+
+def auc_difference_interval(
+    y_true: Any, scores: Any, baseline_scores: Any, level: float = LEVEL, n_boot: int = N_BOOTSTRAP, seed: int = 0
+) -> Estimate:
+    """AUC(scores) - AUC(baseline_scores) on the same targets, with a paired stratified bootstrap."""
+    y, s = _binary_inputs(y_true, scores)
+    _, b = _binary_inputs(y_true, baseline_scores)
+    pos, neg = _stratified_indices(y, n_boot, seed)
+    full_pos, full_neg = np.flatnonzero(y == 1)[None], np.flatnonzero(y == 0)[None]
+    whole = _auc_replicates(s, full_pos, full_neg)[0] - _auc_replicates(b, full_pos, full_neg)[0]
+    low, high = _percentile(_auc_replicates(s, pos, neg) - _auc_replicates(b, pos, neg), level)
+    return Estimate(float(whole), low, high, f"paired stratified bootstrap ({n_boot})", len(y), level)
+
+
+def clopper_pearson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """Exact two-sided binomial interval for ``k`` successes in ``n`` trials."""
+    a = (1.0 - level) / 2.0
+    low = 0.0 if k == 0 else float(stats.beta.ppf(a, k, n - k + 1))
+    high = 1.0 if k == n else float(stats.beta.ppf(1.0 - a, k + 1, n - k))
+    return low, high
+
+
+def tpr_at_fpr_interval(y_true: Any, scores: Any, fpr: float, level: float = LEVEL) -> Estimate:
+    """TPR at ``fpr`` with a Clopper-Pearson interval; not resolvable when ``fpr < 1 / n_neg``."""
+    y, s = _binary_inputs(y_true, scores)
+    n_pos, n_neg = int(y.sum()), int(len(y) - y.sum())
+    if fpr * n_neg < 1.0:
+        return Estimate(float("nan"), 0.0, 1.0, "FPR step 1/n larger than the target", n_neg, level, resolvable=False)
+    tpr = tpr_at_fpr(y, s, (fpr,))[float(fpr)]
+    low, high = clopper_pearson(int(round(tpr * n_pos)), n_pos, level)
+    return Estimate(tpr, low, high, "Clopper-Pearson on TPR (threshold taken as fixed)", n_pos, level)
+
+
+def mean_interval(values: Sequence[float], level: float = LEVEL) -> Estimate:
+    """Mean over seeds with a Student-t interval (sample sd, ``ddof = 1``); one value gives a point."""
+    x = np.asarray(values, dtype=np.float64)
+    if len(x) == 0:
+        raise ValueError("mean_interval: no values")
+    mean = float(x.mean())
+    if len(x) == 1:
+        return Estimate(mean, mean, mean, "single seed (no interval)", 1, level)
+    half = float(stats.t.ppf((1.0 + level) / 2.0, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
+    return Estimate(mean, mean - half, mean + half, f"t interval over {len(x)} seeds", len(x), level)
