@@ -132,9 +132,9 @@ def gradient_fold_in(
     with torch.enable_grad():
         for _ in range(steps if len(users) else 0):
             negatives = torch.from_numpy(sampler.sample(users.numpy(), n_neg))
-            value = loss(rows, users, items, negatives)
-            optimizer.zero_grad()
-            value.backward()
+            grads = torch.autograd.grad(loss(rows, users, items, negatives), rows)  # frozen parts get no .grad
+            for row, grad in zip(rows, grads):
+                row.grad = grad
             optimizer.step()
     return [r.detach() for r in rows]
 
