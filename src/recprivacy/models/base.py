@@ -152,13 +152,7 @@ def top_k(scores: torch.Tensor, seen: sp.csr_matrix | None, rows: np.ndarray, k:
 
 
 def user_batches(data: Interactions, batch_size: int) -> Iterator[tuple[int, Interactions]]:
-    """``(lo, part)`` for consecutive blocks of ``batch_size`` users: ``part`` holds the rows of
-    users ``lo..lo+batch_size-1`` renumbered from 0 (same items, ratings, timestamps and order)."""
-    order = np.argsort(data.users, kind="stable")
+    """``(lo, part)`` for consecutive blocks of ``batch_size`` users, ``part`` holding the
+    rows of users ``lo, lo + 1, ...`` renumbered from 0 (``Interactions.take_users``)."""
     for lo in range(0, data.n_users, batch_size):
-        hi = min(lo + batch_size, data.n_users)
-        a, b = np.searchsorted(data.users[order], [lo, hi])
-        part = data.select(order[a:b])
-        features = None if data.user_features is None else data.user_features.iloc[lo:hi].reset_index(drop=True)
-        yield lo, part.with_changes(users=part.users - lo, n_users=hi - lo, user_ids=data.user_ids[lo:hi],
-                                    user_features=features)
+        yield lo, data.take_users(np.arange(lo, min(lo + batch_size, data.n_users)))

@@ -169,7 +169,7 @@ class LightGCN(PairwiseRecommender):
         """New users' layer-mean representations from the trained item layers (module docstring):
         ``e_u = 1/(K+1) Σ_{k=1..K} Â_new E_I^(k−1)``, with ``e_u^(0) = 0``."""
         adjacency = history_adjacency(histories.to_csr(), self.train_csr_.getnnz(axis=0))
-        items = [layer[self.n_users_ :].double().numpy() for layer in self.module_.layers()[:-1]]
+        items = [layer[self.n_users_ :].detach().double().numpy() for layer in self.module_.layers()[:-1]]
         total = sum((adjacency @ layer for layer in items), np.zeros((histories.n_users, self.n_factors)))
         return torch.from_numpy(total / (self.n_layers + 1)).float()
 
