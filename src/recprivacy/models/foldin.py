@@ -14,7 +14,8 @@ for, on the model's own training loss restricted to them. Two solvers serve ever
   ratings otherwise), ``ρ`` negatives per positive (0 for ratings) and the per-sample L2
   coefficient ``λ`` of training (each sample of the user adds ``λ ‖p_u‖²``). With ``ρ = 0``
   this is the ridge solve ``(Q_SᵀQ_S + λ n I)⁻¹ Q_Sᵀ r_S``. Solved for all users at once by
-  batched least squares (minimum-norm when singular, so an empty history gives ``p = 0``).
+  a batched LU solve; singular systems get the minimum-norm least-squares solution (so an
+  empty history gives ``p = 0``).
 * ``gradient_fold_in`` (BPR-MF, NCF): full-batch Adam steps on the summed training loss of the
   new rows, starting from zero, with fresh uniform negatives (outside each user's history)
   every step. The loss is a sum over users, so each user's rows move independently.
@@ -90,7 +91,11 @@ def ridge_fold_in(item_factors: torch.Tensor, history: sp.csr_matrix, reg: float
     rest = (q.T @ q)[None] - gram
     lhs = gram + neg_ratio * n * rest / (m - n).clamp(min=1) + reg * n * (1 + neg_ratio) * torch.eye(d, dtype=q.dtype)
     rhs = torch.from_numpy(np.asarray(history @ q.numpy()))[..., None]
-    return torch.linalg.lstsq(lhs, rhs, driver="gelsd").solution[..., 0].float()
+    solution, info = torch.linalg.solve_ex(lhs, rhs)
+    singular = info != 0  # e.g. an empty history, or λ = 0 with fewer items than factors
+    if singular.any():
+        solution[singular] = torch.linalg.lstsq(lhs[singular], rhs[singular], driver="gelsd").solution
+    return solution[..., 0].float()
 
 
 def gradient_fold_in(
