@@ -18,7 +18,9 @@ for, on the model's own training loss restricted to them. Two solvers serve ever
   empty history gives ``p = 0``).
 * ``gradient_fold_in`` (BPR-MF, NCF): full-batch Adam steps on the summed training loss of the
   new rows, starting from zero, with fresh uniform negatives (outside each user's history)
-  every step. The loss is a sum over users, so each user's rows move independently.
+  every step. The loss is a sum over users, so each user's rows move independently. The steps
+  run on one PyTorch thread, as training does (``training.torch_threads``): 189 ml-100k users
+  fold into NeuMF in 6.9 s on one thread and 24 s on two of a shared 2-core machine.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import scipy.sparse as sp
 import torch
 
 from recprivacy.errors import ConfigError
-from recprivacy.models.training import NegativeSampler
+from recprivacy.models.training import NegativeSampler, torch_threads
 
 #: a fold-in loss: ``(new rows, pair users, pair items, negatives [n_pairs, n_neg]) -> scalar``
 FoldInLoss = Callable[[list[torch.Tensor], torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
@@ -134,7 +136,7 @@ def gradient_fold_in(
     sampler = NegativeSampler(history, np.random.default_rng(seed))
     rows = [torch.zeros(history.shape[0], size, requires_grad=True) for size in sizes]
     optimizer = torch.optim.Adam(rows, lr=lr)
-    with torch.enable_grad():
+    with torch.enable_grad(), torch_threads(1):
         for _ in range(steps if len(users) else 0):
             negatives = torch.from_numpy(sampler.sample(users.numpy(), n_neg))
             grads = torch.autograd.grad(loss(rows, users, items, negatives), rows)  # frozen parts get no .grad
