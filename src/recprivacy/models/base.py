@@ -143,7 +143,6 @@ class Recommender:
             raise NotFittedError(f"{type(self).__name__} is not fitted yet: call fit(train) first")
 
 
-
 def top_k(scores: torch.Tensor, seen: sp.csr_matrix | None, rows: np.ndarray, k: int) -> torch.Tensor:
     """Top-``k`` item ids of each row of ``scores``, the items of ``seen[rows]`` masked first."""
     if seen is not None:
