@@ -175,6 +175,20 @@ class Interactions:
         mask[np.asarray(idx, dtype=np.int64)] = True
         return self.select(mask[self.users])
 
+    def take_users(self, idx: np.ndarray) -> "Interactions":
+        """The interactions of users ``idx`` renumbered ``0..len(idx)-1`` in the order given,
+        with their original ids and feature rows; items and row order are unchanged. This is
+        how histories of users a model was not trained on are given to ``score_histories``."""
+        idx = np.asarray(idx, dtype=np.int64)
+        if len(np.unique(idx)) != len(idx) or (len(idx) and (idx.min() < 0 or idx.max() >= self.n_users)):
+            raise DataError(f"take_users: expected distinct internal user ids in [0, {self.n_users})")
+        new_id = np.full(self.n_users, -1, dtype=np.int64)
+        new_id[idx] = np.arange(len(idx))
+        part = self.select(new_id[self.users] >= 0)
+        features = None if self.user_features is None else self.user_features.iloc[idx].reset_index(drop=True)
+        return replace(part, users=new_id[part.users], n_users=len(idx), user_ids=self.user_ids[idx],
+                       user_features=features)
+
     def reindex(self) -> "Interactions":
         """Drop users and items with no interaction and renumber both contiguously, keeping
         the original ids and feature rows of the survivors."""

@@ -25,6 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from recprivacy.data.interactions import Interactions
+from recprivacy.models.foldin import check_fold_in, gradient_fold_in
 from recprivacy.models.lfm import FactorRecommender, FactorTables
 from recprivacy.models.training import NegativeSampler, minibatches
 
@@ -86,6 +87,9 @@ class BPRMF(PairwiseRecommender):
         validations without a better Recall@20 (only when ``fit`` gets ``valid``).
     init_std:
         Standard deviation of the N(0, σ²) initialisation (0.1).
+    fold_in_steps, fold_in_lr:
+        Adam steps (50) and learning rate (0.05) that fold in a user not seen in training
+        (``score_histories``).
 
     Attributes
     ----------
@@ -107,9 +111,28 @@ class BPRMF(PairwiseRecommender):
         patience: int = 5,
         eval_every: int = 5,
         init_std: float = 0.1,
+        fold_in_steps: int = 50,
+        fold_in_lr: float = 0.05,
         seed: int = 0,
     ) -> None:
         super().__init__(n_factors, lr, reg, n_epochs, batch_size, patience, eval_every, init_std, seed)
+        self.fold_in_steps = check_fold_in("BPRMF", fold_in_steps, fold_in_lr)
+        self.fold_in_lr = fold_in_lr
 
     def _build(self) -> FactorTables:
         return self._tables()
+
+    def _fold_in(self, histories: Interactions) -> torch.Tensor:
+        """A new user's ``p_u`` from ``fold_in_steps`` Adam steps on the BPR loss of the
+        history, ``Q`` frozen (``foldin.gradient_fold_in``)."""
+        (rows,) = gradient_fold_in([self.n_factors], histories.to_csr(), self._fold_in_loss, 1,
+                                   self.fold_in_steps, self.fold_in_lr, self.seed)
+        return rows
+
+    def _fold_in_loss(self, rows: list[torch.Tensor], users: torch.Tensor, items: torch.Tensor,
+                      negatives: torch.Tensor) -> torch.Tensor:
+        """``Σ −ln σ(pᵀq_i − pᵀq_j) + λ/2 ‖p‖²`` over the (user, item, negative) triples."""
+        p = rows[0][users]
+        q = self.item_factors_
+        diff = (p * q[items]).sum(-1)[:, None] - torch.einsum("bd,bnd->bn", p, q[negatives])
+        return -F.logsigmoid(diff).sum() + 0.5 * self.reg * negatives.shape[1] * p.pow(2).sum()

@@ -8,7 +8,8 @@ On the binary user x item matrix ``R`` with ``N(i)`` the users of item ``i``:
 
 * optional neighbour truncation: for each target item ``j`` only its ``n_neighbors`` most
   similar items ``i`` are kept (Sarwar's "k most similar items"), which makes ``W`` sparse;
-* score: ``score(u, j) = Σ_{i ∈ N(u)} W[i, j]``, i.e. ``R_u · W``.
+* score: ``score(u, j) = Σ_{i ∈ N(u)} W[i, j]``, i.e. ``R_u · W``; a user not seen in
+  training is scored the same way from the history given to ``score_histories``.
 
 Ties, including the unscored items of users with short histories, are broken towards the more
 popular item, which pads a short list with popular items (decision 9 of the paper-001 digest).
@@ -107,7 +108,13 @@ class ItemCF(Recommender):
         self.popularity_ = torch.as_tensor(train.item_counts(), dtype=torch.float32)
 
     def _score(self, users: torch.Tensor) -> torch.Tensor:
-        history = self.train_csr_[users.numpy()].astype(np.float32)
-        scores = torch.from_numpy((history @ self.weights_).toarray())
+        return self._score_rows(self.train_csr_[users.numpy()])
+
+    def _score_histories(self, histories: Interactions) -> torch.Tensor:
+        return self._score_rows(histories.to_csr())
+
+    def _score_rows(self, history: sp.csr_matrix) -> torch.Tensor:
+        """``R_u · W`` plus the popularity tie-break for binary history rows ``R_u``."""
+        scores = torch.from_numpy((history.astype(np.float32) @ self.weights_).toarray())
         tie_break = TIE_BREAK * self.popularity_ / (self.popularity_.max() + 1.0)
         return scores + tie_break

@@ -18,18 +18,24 @@ dimensions, so the tower is 64 -> 64 -> 32 -> 16. No pretraining of NeuMF from G
 Scoring every item for a batch of users walks the user x item grid in chunks and never loops
 over users in Python: the first MLP layer is split as W [p; q] = W_u p + W_i q, so each user and
 item is projected once and only the sum, the deeper layers and the output run per pair.
+
+A user not seen in training is served by fold-in (``models.foldin.gradient_fold_in``): the
+user's GMF and MLP embedding rows start at zero and take Adam steps on the training loss above
+(the history's items as positives, fresh negatives each step), everything else frozen.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from recprivacy.data.interactions import Interactions
 from recprivacy.errors import ConfigError
 from recprivacy.metrics.ranking import evaluate
 from recprivacy.models.base import Recommender
+from recprivacy.models.foldin import check_fold_in, gradient_fold_in
 from recprivacy.models.training import NegativeSampler, TrainingHistory, fit_epochs, minibatches
 
 VARIANTS = ("neumf", "gmf", "mlp")
@@ -68,13 +74,28 @@ class NeuMFNet(nn.Module):
                 nn.init.xavier_uniform_(module.weight)
                 nn.init.zeros_(module.bias)
 
+    def user_sizes(self) -> list[int]:
+        """Widths of a user's embedding rows: GMF, then MLP (those the variant has)."""
+        return [emb.embedding_dim for emb in self._user_tables()]
+
+    def user_rows(self, users: torch.Tensor) -> list[torch.Tensor]:
+        """The users' embedding rows, in the order of ``user_sizes``."""
+        return [emb(users) for emb in self._user_tables()]
+
+    def _user_tables(self) -> list[nn.Embedding]:
+        return ([self.user_gmf] if self.use_gmf else []) + ([self.user_mlp] if self.use_mlp else [])
+
     def forward(self, users: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
         """Logit of y_ui for aligned 1-d tensors of users and items."""
+        return self.logits(self.user_rows(users), items)
+
+    def logits(self, rows: list[torch.Tensor], items: torch.Tensor) -> torch.Tensor:
+        """Logit of y_ui for user embedding rows (``user_rows`` layout) aligned with ``items``."""
         parts = []
         if self.use_gmf:
-            parts.append(self.user_gmf(users) * self.item_gmf(items))
+            parts.append(rows[0] * self.item_gmf(items))
         if self.use_mlp:
-            z = torch.cat([self.user_mlp(users), self.item_mlp(items)], dim=-1)
+            z = torch.cat([rows[-1], self.item_mlp(items)], dim=-1)
             for layer in self.tower:
                 z = torch.relu(layer(z))
             parts.append(z)
@@ -83,21 +104,26 @@ class NeuMFNet(nn.Module):
     def score_grid(self, users: torch.Tensor, chunk_pairs: int = 1 << 19) -> torch.Tensor:
         """Logits for every (user, item) pair: ``[len(users), n_items]``, in user chunks of about
         ``chunk_pairs`` pairs. Equal to ``forward`` on the flattened grid."""
+        return self.grid(self.user_rows(users), chunk_pairs)
+
+    def grid(self, rows: list[torch.Tensor], chunk_pairs: int = 1 << 19) -> torch.Tensor:
+        """``score_grid`` for user embedding rows (``user_rows`` layout) instead of user ids."""
         n_items = (self.item_gmf if self.use_gmf else self.item_mlp).num_embeddings
         step = max(1, chunk_pairs // max(n_items, 1))
-        return torch.cat([self._grid_chunk(users[lo : lo + step]) for lo in range(0, len(users), step)])
+        n = len(rows[0])
+        return torch.cat([self._grid_chunk([r[lo : lo + step] for r in rows]) for lo in range(0, n, step)])
 
-    def _grid_chunk(self, users: torch.Tensor) -> torch.Tensor:
-        total = torch.zeros(len(users), 1) + self.out.bias
+    def _grid_chunk(self, rows: list[torch.Tensor]) -> torch.Tensor:
+        total = torch.zeros(len(rows[0]), 1) + self.out.bias
         width = 0
         if self.use_gmf:
             h = self.out.weight[0, : self.item_gmf.embedding_dim]
-            total = total + (self.user_gmf(users) * h) @ self.item_gmf.weight.T
+            total = total + (rows[0] * h) @ self.item_gmf.weight.T
             width = self.item_gmf.embedding_dim
         if self.use_mlp:
             first, rest = self.tower[0], self.tower[1:]
             emb = self.user_mlp.embedding_dim
-            u = self.user_mlp(users) @ first.weight[:, :emb].T + first.bias
+            u = rows[-1] @ first.weight[:, :emb].T + first.bias
             i = self.item_mlp.weight @ first.weight[:, emb:].T
             z = torch.relu(u[:, None, :] + i[None, :, :])
             for layer in rest:
@@ -125,6 +151,9 @@ class NCF(Recommender):
         Training length and mini-batch size (pairs, positives and negatives together).
     patience, eval_every:
         Early stopping on validation Recall@20 when ``fit`` is given ``valid``.
+    fold_in_steps, fold_in_lr:
+        Adam steps (50) and learning rate (0.05) that fit the embedding rows of a user not
+        seen in training (``score_histories``), the network and item side frozen.
     seed:
         Seeds the weights, the negatives and the batch order.
     """
@@ -140,9 +169,13 @@ class NCF(Recommender):
         batch_size: int = 1024,
         patience: int = 3,
         eval_every: int = 1,
+        fold_in_steps: int = 50,
+        fold_in_lr: float = 0.05,
         seed: int = 0,
     ) -> None:
         super().__init__(seed=seed)
+        self.fold_in_steps = check_fold_in("NCF", fold_in_steps, fold_in_lr)
+        self.fold_in_lr = fold_in_lr
         self.variant = variant
         self.gmf_dim = gmf_dim
         self.mlp_layers = tuple(mlp_layers)
@@ -196,3 +229,18 @@ class NCF(Recommender):
 
     def _score(self, users: torch.Tensor) -> torch.Tensor:
         return self.net_.score_grid(users)
+
+    def _score_histories(self, histories: Interactions) -> torch.Tensor:
+        """New users' rows fitted by ``fold_in_steps`` Adam steps on the training loss (BCE
+        with ``n_neg`` fresh negatives per history item), network and items frozen."""
+        rows = gradient_fold_in(self.net_.user_sizes(), histories.to_csr(), self._fold_in_loss, self.n_neg,
+                                self.fold_in_steps, self.fold_in_lr, self.seed)
+        return self.net_.grid(rows)
+
+    def _fold_in_loss(self, rows: list[torch.Tensor], users: torch.Tensor, items: torch.Tensor,
+                      negatives: torch.Tensor) -> torch.Tensor:
+        """Summed binary cross-entropy: label 1 on each history pair, 0 on its negatives."""
+        users = torch.cat([users, users.repeat_interleave(negatives.shape[1])])
+        labels = torch.cat([torch.ones(len(items)), torch.zeros(negatives.numel())])
+        logits = self.net_.logits([r[users] for r in rows], torch.cat([items, negatives.reshape(-1)]))
+        return F.binary_cross_entropy_with_logits(logits, labels, reduction="sum")

@@ -14,7 +14,8 @@ from recprivacy.models.base import Recommender
 
 
 class Popularity(Recommender):
-    """``score(u, i) = number of training interactions of item i`` (the same for every user).
+    """``score(u, i) = number of training interactions of item i`` (the same for every user,
+    new users included: their history only masks items in ``recommend_histories``).
 
     Parameters
     ----------
@@ -35,3 +36,6 @@ class Popularity(Recommender):
 
     def _score(self, users: torch.Tensor) -> torch.Tensor:
         return self.counts_.repeat(len(users), 1)
+
+    def _score_histories(self, histories: Interactions) -> torch.Tensor:
+        return self.counts_.repeat(histories.n_users, 1)

@@ -25,7 +25,8 @@ every 5; on ml-100k (8:1:1 random split) validation Recall@20 peaks near epoch 2
 
 Padding: index ``n_items`` is reserved for padding inside the network and never scored.
 ``score(users)`` ranks all items after each user's last ``max_len`` *training* items;
-``score_sequences(histories)`` does the same for arbitrary histories (e.g. a slate's prefix).
+``score_sequences(histories)`` does the same for arbitrary histories (e.g. a slate's prefix),
+and ``score_histories`` for the time-ordered histories of users not seen in training.
 """
 
 from __future__ import annotations
@@ -214,6 +215,9 @@ class SASRec(Recommender):
     # ------------------------------------------------------------------ scoring
     def _score(self, users: torch.Tensor) -> torch.Tensor:
         return self._score_padded(self.recent_[users])
+
+    def _score_histories(self, histories: Interactions) -> torch.Tensor:
+        return self._score_padded(torch.as_tensor(left_pad(histories.sequences(), self.max_len, self.n_items_)))
 
     def _score_padded(self, padded: torch.Tensor, chunk: int = 1024) -> torch.Tensor:
         out = [self.net_.item_logits(self.net_(padded[lo : lo + chunk])[:, -1]) for lo in range(0, len(padded), chunk)]

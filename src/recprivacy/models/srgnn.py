@@ -586,6 +586,14 @@ class SRGNN(Recommender, NoiseMixin):
         out = list(self.score_samples(SequenceSamples.whole(sequences, users)))
         return torch.cat(out) if out else torch.zeros((0, self.n_items_))
 
+    def _score_histories(self, histories: Interactions) -> torch.Tensor:
+        """The time-ordered history of each new user through the trained network (no user
+        vector exists for a user not seen in training, so only ``user_mode="none"`` serves)."""
+        if self.user_mode != "none":
+            raise ConfigError(f"{type(self).__name__} with user_mode={self.user_mode!r} has no user vector for users "
+                              "not seen in training; serving histories needs user_mode='none'")
+        return self.score_sequences(histories.sequences(), np.zeros(histories.n_users, dtype=np.int64))
+
     def _score(self, users: torch.Tensor) -> torch.Tensor:
         users = users.numpy()
         return self.score_sequences([self.sequences_[u] for u in users], users)
