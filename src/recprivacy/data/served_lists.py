@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from recprivacy.data.tables import read_table
 from recprivacy.errors import DataError
 
 
@@ -107,14 +108,7 @@ def read_served_lists(source: str | Path | pd.DataFrame, user_col: str = "user_i
 def _read(source: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str]:
     if isinstance(source, pd.DataFrame):
         return source.reset_index(drop=True), "frame"
-    path = Path(source)
-    if not path.is_file():
-        raise DataError("lists file not found; expected a CSV or Parquet file", path)
-    if path.suffix.lower() in (".parquet", ".pq"):
-        return pd.read_parquet(path), str(path)
-    if path.suffix.lower() in (".csv", ".tsv", ".txt"):
-        return pd.read_csv(path, sep=None, engine="python"), str(path)
-    raise DataError(f"unknown lists format {path.suffix!r}; expected .csv, .tsv or .parquet", path)
+    return read_table(source), str(source)
 
 
 def _refuse(bad: pd.Series, where: str, message: str, values: pd.Series) -> None:
