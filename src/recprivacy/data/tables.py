@@ -8,11 +8,11 @@ import pandas as pd
 
 from recprivacy.errors import DataError
 
-FORMATS = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet"}
+FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
-    """A table from a CSV/TSV file (separator sniffed, header on line 1) or a Parquet file.
+    """A table from a CSV (comma) or TSV (tab) file with a header on line 1, or a Parquet file.
 
     Parameters
     ----------
@@ -30,6 +30,6 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if kind is None:
         raise DataError(f"unknown table format {path.suffix!r}; expected one of {', '.join(FORMATS)}", path)
     try:
-        return pd.read_parquet(path) if kind == "parquet" else pd.read_csv(path, sep=None, engine="python")
+        return pd.read_parquet(path) if kind == "parquet" else pd.read_csv(path, sep="," if kind == "csv" else "\t")
     except (ValueError, OSError, pd.errors.ParserError) as err:
         raise DataError(f"cannot read the {kind} table: {' '.join(str(err).split())}", path) from None
