@@ -139,9 +139,11 @@ def audit(
 
 def _audit_own(target: Target, base: Config, files: dict[str, Path | None], out: Path | None, user_col: str,
                item_col: str) -> None:  # fmt: skip
-    """Audit ``target`` on the user's files (members default to every user of the interactions)."""
+    """Audit ``target`` on the user's files (members default to every user of the interactions).
+    The files are single tables read once, so the run may be written next to them (a new
+    ``<time>-<name>`` folder never overwrites anything)."""
     output = out if out is not None else Path(base.output.dir)
-    check_output_folder(output, inputs=[p for p in files.values() if p], option="--out" if out is not None else "output.dir")
+    check_output_folder(output, option="--out" if out is not None else "output.dir")
     frame = interactions_file(files["interactions"], user_col, item_col)
     members = read_users(files["members"], user_col) if files["members"] else frame["user_id"].unique()
     others = np.setdiff1d(frame["user_id"].unique(), members)
