@@ -54,18 +54,18 @@ class ServedLists:
         """
         missing = [u for u in users if u not in self.lengths.index]
         if missing:
-            raise DataError(f"no served list for user {missing[0]!r} ({len(missing)} users without one); "
+            raise DataError(f"no served list for user {shown(missing[0])!r} ({len(missing)} users without one); "
                             "expected a list for every member and non-member audited", self.source)  # fmt: skip
         short = self.lengths.loc[users] < k
         if short.any():
             user = short.index[int(np.argmax(short.to_numpy()))]
-            raise DataError(f"user {user!r} has a served list of {self.lengths[user]} items; expected at least k = {k}",
+            raise DataError(f"user {shown(user)!r} has a served list of {self.lengths[user]} items; expected at least k = {k}",
                             self.source)  # fmt: skip
         lists = self.items.loc[users, list(range(1, k + 1))].to_numpy()
         found = pd.Index(item_ids).get_indexer(lists.ravel())
         if (found < 0).any():
             item = lists.ravel()[int(np.argmin(found))]
-            raise DataError(f"served item id {item!r} is not in the interactions' catalogue", self.source)
+            raise DataError(f"served item id {shown(item)!r} is not in the interactions' catalogue", self.source)
         return found.reshape(lists.shape).astype(np.int64)
 
 
@@ -96,13 +96,20 @@ def read_served_lists(source: str | Path | pd.DataFrame, user_col: str = "user_i
     table = pd.DataFrame({"user": frame[user_col].to_numpy(), "rank": ranks.astype(np.int64).to_numpy(),
                           "item": frame[item_col].to_numpy()})  # fmt: skip
     _refuse(table.duplicated(["user", "rank"]), where, f"user {{!r}} has this {rank_col} twice", table["user"])
-    items = table.pivot(index="user", columns="rank", values="item")
-    lengths = items.notna().cumprod(axis=1).sum(axis=1)
-    gap = items.notna().sum(axis=1) != lengths
+    ranks_of = table.groupby("user")["rank"]
+    lengths, longest = ranks_of.count(), ranks_of.max()
+    gap = longest != lengths
     if gap.any():
         user = gap.index[int(np.argmax(gap.to_numpy()))]
-        raise DataError(f"the list of user {user!r} skips rank {int(lengths[user]) + 1}; expected ranks 1, 2, 3, ...", where)
+        first = int(np.setdiff1d(np.arange(1, longest[user] + 1), table.loc[table["user"] == user, "rank"])[0])
+        raise DataError(f"the list of user {shown(user)!r} skips rank {first}; expected ranks 1, 2, 3, ...", where)
+    items = table.pivot(index="user", columns="rank", values="item")
     return ServedLists(items, lengths.astype(np.int64), where)
+
+
+def shown(value: object) -> object:
+    """A numpy scalar as the Python value it holds (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _read(source: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -115,4 +122,4 @@ def _refuse(bad: pd.Series, where: str, message: str, values: pd.Series) -> None
     """``DataError`` at the first ``bad`` row (line = row + 2: the header is line 1)."""
     if bad.any():
         row = int(np.argmax(bad.to_numpy()))
-        raise DataError(message.format(values.iloc[row]), where, row + 2)
+        raise DataError(message.format(shown(values.iloc[row])), where, row + 2)

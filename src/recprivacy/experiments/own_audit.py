@@ -34,6 +34,7 @@ import pandas as pd
 
 from recprivacy.config import load_config
 from recprivacy.data.interactions import Interactions
+from recprivacy.data.served_lists import shown
 from recprivacy.data.tables import read_table
 from recprivacy.errors import ConfigError, DataError, RecPrivacyError
 from recprivacy.experiments.audit import AuditOptions, audit_prepared, plan_sections
@@ -129,7 +130,7 @@ class Audit:
         outsiders = internal_users(self.non_members, full, "non_members")
         both = np.intersect1d(members, outsiders)
         if len(both):
-            raise DataError(f"user id {full.user_ids[both[0]]!r} is both a member and a non-member; expected disjoint sets",
+            raise DataError(f"user id {shown(full.user_ids[both[0]])!r} is both a member and a non-member; expected disjoint sets",
                             "non_members")  # fmt: skip
         held = {part: held_rows(table, full, part) for part, table in (("test", self.test), ("valid", self.valid))}
         member_rows = np.isin(full.users, members)
@@ -207,7 +208,7 @@ def internal_users(ids: Sequence[Any], full: Interactions, what: str) -> np.ndar
     ids = np.asarray(list(ids))
     found = pd.Index(full.user_ids).get_indexer(ids) if len(ids) else np.zeros(0, dtype=np.int64)
     if (found < 0).any():
-        raise DataError(f"user id {ids[int(np.argmin(found))]!r} is not in the interactions", what)
+        raise DataError(f"user id {shown(ids[int(np.argmin(found))])!r} is not in the interactions", what)
     return np.unique(found).astype(np.int64)
 
 
@@ -233,7 +234,7 @@ def internal_ids(frame: pd.DataFrame, column: str, ids: np.ndarray, what: str) -
     found = pd.Index(ids).get_indexer(frame[column])
     if (found < 0).any():
         row = int(np.argmin(found))
-        raise DataError(f"row {row}: {column} {frame[column].iloc[row]!r} is not in the interactions", what)
+        raise DataError(f"row {row}: {column} {shown(frame[column].iloc[row])!r} is not in the interactions", what)
     return found.astype(np.int64)
 
 

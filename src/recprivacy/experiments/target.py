@@ -35,7 +35,7 @@ import pandas as pd
 import torch
 
 from recprivacy.data.interactions import Interactions
-from recprivacy.data.served_lists import ServedLists, read_served_lists
+from recprivacy.data.served_lists import ServedLists, read_served_lists, shown
 from recprivacy.errors import ConfigError, DataError
 from recprivacy.models import MODELS
 from recprivacy.models.base import Recommender
@@ -269,9 +269,9 @@ def _internal_lists(served: Any, users: np.ndarray, k: int, histories: Interacti
         items = list(row)[:k]
         if len(items) < k:
             user = histories.user_ids[users[j]]
-            raise DataError(f"the target returned {len(items)} items for user {user!r}; expected k = {k}")
+            raise DataError(f"the target returned {len(items)} items for user {shown(user)!r}; expected k = {k}")
         found = index.get_indexer(items)
         if (found < 0).any():
-            raise DataError(f"the target returned item id {items[int(np.argmin(found))]!r}, which is not in the interactions")
+            raise DataError(f"the target returned item id {shown(items[int(np.argmin(found))])!r}, which is not in the interactions")
         out[j] = found
     return out
