@@ -1,6 +1,8 @@
 """The ``recprivacy`` command line.
 
     recprivacy audit [--dataset synthetic] [--data-dir PATH] [--model NAME] [--config PATH] [--set k=v] [--out runs]
+    recprivacy audit --interactions FILE (--lists FILE | --target module:name [--fit]) [--members FILE]
+                     [--test FILE] [--user-features FILE] [--user-col C] [--item-col C] [--rank-col C]
     recprivacy train --dataset D --model M [--data-dir PATH] [--set k=v] [--out runs]
     recprivacy run CONFIG.yaml [--set k=v] [--out DIR]
     recprivacy synthesize --out DIR [--dataset D] [--privacy prefs.csv] [--k 0.2] [--gamma 0.5] [--config PATH]
@@ -24,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import typer
 import yaml
 from pydantic import ValidationError
@@ -33,11 +36,15 @@ from rich.table import Table as RichTable
 from recprivacy.config import Config, load_config
 from recprivacy.data.loaders.download import download_movielens
 from recprivacy.data.registry import list_datasets, load_dataset
-from recprivacy.errors import RecPrivacyError
+from recprivacy.data.tables import read_table
+from recprivacy.errors import ConfigError, RecPrivacyError
 from recprivacy.experiments import Results, load_results, run_config
 from recprivacy.experiments.audit import default_audit_config
+from recprivacy.experiments.own_audit import Audit, interactions_file, load_target, read_users
+from recprivacy.experiments.target import Target
 from recprivacy.experiments.upcsdg import default_synthesize_config
 from recprivacy.experiments.upcsdg import synthesize as synthesize_release
+from recprivacy.io import check_output_folder
 from recprivacy.report import write_report
 from recprivacy.report.tables import format_value
 
@@ -101,10 +108,54 @@ def audit(
     config: Annotated[Path | None, typer.Option("--config", help="Audit config to start from.")] = None,
     set_: SetOption = None,
     out: OutOption = None,
+    interactions: Annotated[Path | None, typer.Option("--interactions", help="Your interactions (CSV/Parquet): audit your own system.")] = None,
+    lists: Annotated[Path | None, typer.Option("--lists", help="Logged served lists: user, rank, item columns.")] = None,
+    target: Annotated[str | None, typer.Option("--target", help="module:name of your fitted model or callable (histories, k).")] = None,
+    fit: Annotated[bool, typer.Option("--fit", help="--target names a training function frame -> model.")] = False,
+    members: Annotated[Path | None, typer.Option("--members", help="Users the target was trained on (default: every user).")] = None,
+    test: Annotated[Path | None, typer.Option("--test", help="Rows of --interactions held out of the members' training (utility).")] = None,
+    user_features: Annotated[Path | None, typer.Option("--user-features", help="User features: user column + gender/age/...")] = None,
+    user_col: Annotated[str, typer.Option("--user-col", help="User id column of every file.")] = "user_id",
+    item_col: Annotated[str, typer.Option("--item-col", help="Item id column of the interactions, test and lists.")] = "item_id",
+    rank_col: Annotated[str, typer.Option("--rank-col", help="Rank column of the lists (1 = first).")] = "rank",
 ) -> None:
-    """Train a target recommender, run every audit section, write one report."""
+    """Audit a recommender and write one report: a built-in model trained by the audit
+    (--dataset/--model), or your own system (--interactions with --lists or --target)."""
     with user_errors():
-        _execute(_command_config(config, default_audit_config(), dataset, data_dir, model, set_ or []), out)
+        if interactions is None and (lists or target or members or test or user_features):
+            raise ConfigError("--lists, --target, --members, --test and --user-features audit your own system; "
+                              "expected --interactions FILE with them")  # fmt: skip
+        if interactions is None:
+            _execute(_command_config(config, default_audit_config(), dataset, data_dir, model, set_ or []), out)
+            return
+        if (lists is None) == (target is None):
+            raise ConfigError("--interactions: expected exactly one of --lists FILE or --target module:name")
+        own = Target.from_lists(lists, user_col, rank_col, item_col) if lists else load_target(target, training=fit)
+        name = _slug(f"audit-{interactions.stem}-{lists.stem if lists else target}")
+        base = load_config(config, set_ or [], base=default_audit_config(), updates={} if config else {"name": name})
+        files = {"interactions": interactions, "members": members, "test": test, "user_features": user_features}
+        _audit_own(own, base, files, out, user_col, item_col)
+
+
+def _audit_own(target: Target, base: Config, files: dict[str, Path | None], out: Path | None, user_col: str,
+               item_col: str) -> None:  # fmt: skip
+    """Audit ``target`` on the user's files (members default to every user of the interactions).
+    The files are single tables read once, so the run may be written next to them (a new
+    ``<time>-<name>`` folder never overwrites anything)."""
+    output = out if out is not None else Path(base.output.dir)
+    check_output_folder(output, option="--out" if out is not None else "output.dir")
+    frame = interactions_file(files["interactions"], user_col, item_col)
+    members = read_users(files["members"], user_col) if files["members"] else frame["user_id"].unique()
+    others = np.setdiff1d(frame["user_id"].unique(), members)
+    test = interactions_file(files["test"], user_col, item_col) if files["test"] else None
+    features = read_table(files["user_features"]).rename(columns={user_col: "user_id"}) if files["user_features"] else None
+    options = dict(base.study_options)
+    results = Audit(target, frame, members, others, test=test, user_features=features,
+                    sections=options.pop("sections", None), options=options, seed=base.seed, ks=base.eval.ks,
+                    name=base.name).run()  # fmt: skip
+    run_dir = results.write(output)
+    _print_headline(results)
+    Console().print(f"Run written to [bold]{run_dir}[/bold]\nReport: {run_dir / 'report.html'}")
 
 
 @app.command()

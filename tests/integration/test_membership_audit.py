@@ -58,8 +58,9 @@ def test_holdout_defaults_only_when_a_section_needs_it():
     assert fraction({"sections": ["utility"], "holdout_users": 0.2}) == pytest.approx(0.2)
 
 
-def test_without_held_out_users_the_section_says_so():
+def test_without_held_out_users_the_section_is_skipped_with_the_reason():
     results = run_study(load_config(base=_audit({"holdout_users": 0.0})))
-    section = next(s for s in results.sections if s.title.startswith("Membership"))
-    assert section.text.startswith("Not measured")
+    assert not [s for s in results.sections if s.title.startswith("Membership")]
     assert not [row for row in results.tables["risk_summary"].rows if "membership" in row[0]]
+    summary = next(s for s in results.sections if s.title == "Risk summary").text
+    assert "Skipped sections (their inputs are missing): `membership` needs users who were not in training" in summary

@@ -40,7 +40,7 @@ popular items compared with the training data.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,7 +51,9 @@ from pydantic import ConfigDict, Field, PositiveInt
 from recprivacy.config import Config, StudyOptions, validate_options
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.results import Results
+from recprivacy.metrics.ranking import ranking_metrics
 from recprivacy.experiments.runner import new_results, register_study
+from recprivacy.experiments.target import Target
 from recprivacy.experiments.train import (
     PreparedData,
     check_cutoffs,
@@ -93,13 +95,26 @@ def default_audit_config() -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class AuditContext:
-    """What a section may use: the config, the prepared data, the fitted target and the
-    section's own validated options."""
+    """What a section may use: the config, the prepared data, the audited target and the
+    section's own validated options. ``model`` is the target's built-in recommender (None for
+    the user's own system; sections that need it declare the input ``builtin``)."""
 
     config: Config
     data: PreparedData
-    model: Recommender
+    target: Target
     options: Any
+
+    @property
+    def model(self) -> Recommender | None:
+        """The built-in recommender behind the target, if any."""
+        return self.target.recommender
+
+    @property
+    def members(self) -> np.ndarray:
+        """Internal ids of the users the target was trained on (every user not held out)."""
+        active = (self.data.train.user_counts() + self.data.valid.user_counts() + self.data.test.user_counts()) > 0
+        active[self.data.heldout_users] = False
+        return np.flatnonzero(active)
 
 
 @dataclass(frozen=True)
@@ -144,6 +159,27 @@ class SectionWriter:
 SectionFn = Callable[[AuditContext, SectionWriter], None]
 OptionsFit = Callable[[Any, PreparedData], tuple[Any, list[str]]]
 
+#: inputs a section may need, and what provides each (the reason a section is skipped)
+INPUTS = {
+    "test": "test interactions of members (the `test` argument)",
+    "user_features": "user features (the `user_features` argument)",
+    "non_members": "users who were not in training (the `non_members` argument)",
+    "shadow": "a training function (`Target.from_training`) or a built-in model to train shadows of the same algorithm",
+    "builtin": "a built-in recommender of recprivacy.models as the target (`recprivacy audit --model`)",
+}
+
+
+def available_inputs(data: PreparedData, target: Target) -> set[str]:
+    """The inputs of ``INPUTS`` this audit has."""
+    have = {
+        "test": len(data.test) > 0,
+        "user_features": data.full.user_features is not None,
+        "non_members": len(data.heldout_users) > 0,
+        "shadow": target.can_retrain,
+        "builtin": target.algorithm is not None,
+    }
+    return {name for name, ok in have.items() if ok}
+
 
 @dataclass(frozen=True)
 class AuditSection:
@@ -156,6 +192,11 @@ class AuditSection:
     order: int
     heldout_users: bool = False
     fit: OptionsFit | None = None
+    needs: tuple[str, ...] = ()
+
+    def missing(self, have: set[str]) -> list[str]:
+        """What this section needs and the audit lacks (descriptions from ``INPUTS``)."""
+        return [INPUTS[name] for name in self.needs if name not in have]
 
 
 _SECTIONS: dict[str, AuditSection] = {}
@@ -169,15 +210,20 @@ def register_audit_section(
     order: int = 100,
     heldout_users: bool = False,
     fit: OptionsFit | None = None,
+    needs: tuple[str, ...] = (),
 ) -> AuditSection:
     """Add a section to every audit (sections run and appear by ``order``, then name).
     ``heldout_users``: the section needs users the target never saw (``AuditOptions.holdout_users``);
-    ``fit``: fits the section's options to the prepared data before training (module docstring)."""
+    ``fit``: fits the section's options to the prepared data before training (module docstring);
+    ``needs``: inputs of ``INPUTS`` without which the section is skipped, with the reason."""
     if name == "sections" or not name.isidentifier():
         raise ValueError(f"audit section name {name!r} must be an identifier other than 'sections'")
+    unknown = [n for n in needs if n not in INPUTS]
+    if unknown:
+        raise ValueError(f"audit section {name!r} needs unknown inputs {unknown}; known: {', '.join(INPUTS)}")
     if name in _SECTIONS and _SECTIONS[name].run is not run:
         raise ValueError(f"audit section {name!r} is already registered by {_SECTIONS[name].run.__module__}")
-    section = AuditSection(name, run, title, options, order, heldout_users, fit)
+    section = AuditSection(name, run, title, options, order, heldout_users, fit, tuple(needs))
     _SECTIONS[name] = section
     return section
 
@@ -263,7 +309,8 @@ def fit_plan(plan: list[tuple[AuditSection, Any]], data: PreparedData) -> list[t
 
 
 def run_audit(config: Config, options: AuditOptions) -> Results:
-    """The ``audit`` study (see module docstring)."""
+    """The ``audit`` study (see module docstring): the configured built-in model, trained on
+    the prepared data, audited by :func:`audit_prepared` like any other target."""
     plan = plan_sections(options)
     results = new_results(config)
     data = prepare_data(config, results)
@@ -271,24 +318,69 @@ def run_audit(config: Config, options: AuditOptions) -> Results:
     fraction = holdout_fraction(options, plan)
     if fraction > 0:
         data = hold_out_users(data, fraction, config.seed)
+
+    def describe(target: Target) -> None:
+        describe_target(config, data, target.recommender, results)
+
+    return audit_prepared(config, data, plan, lambda: Target.from_recommender(fit_model(config, data, results)),
+                          results, describe)  # fmt: skip
+
+
+def audit_prepared(
+    config: Config,
+    data: PreparedData,
+    plan: list[tuple[AuditSection, Any]],
+    make_target: Callable[[], Target],
+    results: Results,
+    describe: Callable[[Target], None],
+) -> Results:
+    """The one audit code path: fit the sections' options to ``data``, make the target, run
+    every planned section whose inputs are present, then the risk summary, the target's
+    description (``describe``) and the sections' own text.
+
+    Parameters
+    ----------
+    config:
+        Seed, ``eval.ks`` and (for a built-in target) the model's name and parameters.
+    data:
+        Prepared data: members' train / validation / test splits and held-out users.
+    plan:
+        Sections with their validated options (:func:`plan_sections`).
+    make_target:
+        Builds (trains, for a training target) the target, after the options are fitted.
+    results:
+        Where tables, figures, metrics and sections go.
+    describe:
+        Adds the section describing the data and the target.
+
+    Returns
+    -------
+    Results
+    """
     fitted = fit_plan(plan, data)
-    model = fit_model(config, data, results)
-    writers = []
+    target = make_target()
+    have = available_inputs(data, target)
+    writers, skipped = [], []
     for section, section_options, notes in fitted:
+        missing = section.missing(have)
+        if missing:
+            skipped.append((section.name, missing))
+            continue
         out = SectionWriter(section.name, results)
         for note in notes:
             out.write(note)
         with results.timed(f"section:{section.name}"):
-            section.run(AuditContext(config, data, model, section_options), out)
+            section.run(AuditContext(config, data, target, section_options), out)
         writers.append((section, out))
-    _add_risk_summary(results, [out for _, out in writers], [s.name for s, _ in plan])
-    describe_target(config, data, model, results)
+    _add_risk_summary(results, [out for _, out in writers], [s.name for s, _ in plan], skipped)
+    describe(target)
     for section, out in writers:
         results.add_section(section.title, out.text, out.tables, out.figures)
     return results
 
 
-def _add_risk_summary(results: Results, writers: list[SectionWriter], ran: list[str]) -> None:
+def _add_risk_summary(results: Results, writers: list[SectionWriter], ran: list[str],
+                      skipped: list[tuple[str, list[str]]]) -> None:  # fmt: skip
     rows = [[r.attack, r.metric, r.value, r.blind_guess, r.verdict] for out in writers for r in out.risks]
     table = results.add_table("risk_summary", RISK_COLUMNS, rows, "One row per measured risk; blind guess = what an uninformed guess scores")
     text = [
@@ -298,9 +390,12 @@ def _add_risk_summary(results: Results, writers: list[SectionWriter], ran: list[
     missing = [desc for name, desc in PLANNED_SECTIONS.items() if name not in _SECTIONS]
     if missing:
         text.append("Not yet available in this version of recprivacy (no rows above): " + "; ".join(missing) + ".")
-    skipped = [s.name for s in audit_sections() if s.name not in ran]
     if skipped:
-        text.append("Registered but not selected by `study_options.sections`: " + ", ".join(skipped) + ".")
+        text.append("Skipped sections (their inputs are missing): "
+                    + "; ".join(f"`{name}` needs {' and '.join(needs)}" for name, needs in skipped) + ".")  # fmt: skip
+    unselected = [s.name for s in audit_sections() if s.name not in ran]
+    if unselected:
+        text.append("Registered but not selected by `study_options.sections`: " + ", ".join(unselected) + ".")
     results.add_section("Risk summary", "\n\n".join(text), [table])
 
 
@@ -363,7 +458,7 @@ def utility_section(ctx: AuditContext, out: SectionWriter) -> None:
     """Target accuracy vs a random ranking, and popularity of what it recommends."""
     ks = ctx.config.eval.ks
     data = ctx.data
-    metrics = test_metrics(ctx.model, data, ks)
+    metrics = target_test_metrics(ctx, ks)
     masked = data.train.to_csr() + data.valid.to_csr()
     blind = {k: random_ranking_expectation(data.test.to_csr(), masked, k) for k in ks}
     for name, value in metrics.items():
@@ -375,11 +470,36 @@ def utility_section(ctx: AuditContext, out: SectionWriter) -> None:
     for m, label in (("recall", "Recall"), ("ndcg", "NDCG")):
         value, guess = metrics[f"{m}@{k0}"], blind[k0][m]
         out.add_risk("target utility (reference, not an attack)", f"{label}@{k0}", value, guess, _utility_verdict(value, guess))
-    out.write(
-        f"Full ranking over all {data.full.n_items} items with each user's training and validation items masked. "
-        "The random-ranking rows give the exact expectation of a uniformly random order of the same candidates."
-    )
+    how = (f"Full ranking over all {data.full.n_items} items with each user's training and validation items masked."
+           if ctx.model is not None else
+           f"Computed from the top-{max(ks)} lists the target serves each test user from their training history.")
+    out.write(f"{how} The random-ranking rows give the exact expectation of a uniformly random order of the same "
+              "candidates.")
     _popularity_analysis(ctx, out)
+
+
+def target_test_metrics(ctx: AuditContext, ks: Sequence[int]) -> dict[str, float]:
+    """Test metrics of the target: full ranking for a built-in model (training and validation
+    items masked), else computed from the top-``max(ks)`` lists it serves the test users.
+
+    Parameters
+    ----------
+    ctx:
+        The audit context.
+    ks:
+        Cut-offs.
+
+    Returns
+    -------
+    dict
+        ``<metric>@<k>`` and ``n_users``, as ``metrics.ranking.evaluate`` returns them.
+    """
+    if ctx.model is not None:
+        return test_metrics(ctx.model, ctx.data, ks)
+    users = np.unique(ctx.data.test.users)
+    lists = ctx.target.serve(users, max(ks), ctx.data.train, trained=True)
+    metrics = ranking_metrics(lists, ctx.data.test.to_csr()[users], ks=ks)
+    return {name: float(value) for name, value in metrics.items()}
 
 
 def _utility_verdict(value: float, blind: float) -> str:
@@ -392,7 +512,7 @@ def _utility_verdict(value: float, blind: float) -> str:
 def _popularity_analysis(ctx: AuditContext, out: SectionWriter) -> None:
     k = ctx.options.k
     users = np.unique(ctx.data.test.users)
-    recs = ctx.model.recommend(users, k).numpy()
+    recs = ctx.target.serve(users, k, ctx.data.train, trained=True)
     curves = popularity_curves(ctx.data.train.item_counts(), recs)
     top = max(1, int(round(0.1 * len(curves["x"])))) - 1
     out.add_metric(f"coverage@{k}", float(curves["coverage"]))
@@ -414,5 +534,5 @@ def _popularity_analysis(ctx: AuditContext, out: SectionWriter) -> None:
 
 
 register_audit_section("utility", utility_section, "Utility of the target recommender", UtilityOptions, order=0,
-                       fit=catalogue_fit("utility", "k"))  # fmt: skip
+                       fit=catalogue_fit("utility", "k"), needs=("test",))  # fmt: skip
 register_study("audit", run_audit, AuditOptions, "train a target recommender and run every audit section")

@@ -590,4 +590,5 @@ def dipsgnn_section(ctx: AuditContext, out: SectionWriter) -> None:
               "transition during training; it is the honest one to compare with the target's absence of a guarantee.")
 
 
-register_audit_section("dipsgnn", dipsgnn_section, "A private alternative: DIPSGNN", DIPSGNNAuditOptions, order=60)
+register_audit_section("dipsgnn", dipsgnn_section, "A private alternative: DIPSGNN", DIPSGNNAuditOptions, order=60,
+                       needs=("builtin",))

@@ -735,4 +735,5 @@ def _audit_protection(attack: ExposureAttack, parts: dict, pairs: ExposurePairs,
     out.add_figure("privacy-utility", png, "Each point one replacement ratio L, from L = 0 (right) to the largest")
 
 
-register_audit_section("exposure", exposure_section, "Exposure leakage (paper 000)", ExposureAuditOptions, order=20)
+register_audit_section("exposure", exposure_section, "Exposure leakage (paper 000)", ExposureAuditOptions, order=20,
+                       needs=("builtin",))

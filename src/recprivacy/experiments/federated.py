@@ -455,11 +455,12 @@ def attribute_section(ctx: AuditContext, out: SectionWriter) -> None:
     if not have:
         out.write(f"Dataset `{data.name}` has none of the attributes {opts.attributes}; no attribute inference was run.")
         return
-    users = np.arange(data.n_users)
-    x = recommendation_matrix(ctx.model.recommend(users, opts.k).numpy(), data.n_items)
+    users, lists = served_to_all(ctx, opts.k)
+    x = recommendation_matrix(lists, data.n_items)
     rows = []
     for attribute in have:
         y, names = attribute_labels(data, attribute)
+        y = y[users]
         for kind in opts.attackers:
             s = _summary([attack_report(x, y, names, opts.zeta, seed, kind) for seed in range(opts.seeds)])
             rows.append([attribute, kind, s["weighted_f1_mean"], s["weighted_f1_std"], s["blind_weighted_f1"], s["accuracy_mean"]])
@@ -478,5 +479,17 @@ def attribute_section(ctx: AuditContext, out: SectionWriter) -> None:
     )
 
 
+def served_to_all(ctx: AuditContext, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Users and the top-``k`` lists the target serves them: members from their training
+    interactions, then (when the target serves users it was not trained on) held-out users
+    from their whole history."""
+    members = ctx.members
+    lists = [ctx.target.serve(members, k, ctx.data.train, trained=True)]
+    outsiders = ctx.data.heldout_users if ctx.target.serves_unseen else members[:0]
+    if len(outsiders):
+        lists.append(ctx.target.serve(outsiders, k, ctx.data.full, trained=False))
+    return np.concatenate([members, outsiders]), np.concatenate(lists)
+
+
 register_audit_section("attribute", attribute_section, "Attribute inference from recommendation lists", AttributeAuditOptions,
-                       order=40, fit=catalogue_fit("attribute", "k"))  # fmt: skip
+                       order=40, fit=catalogue_fit("attribute", "k"), needs=("user_features",))  # fmt: skip

@@ -144,6 +144,22 @@ class Results(BaseModel):
         finally:
             self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
 
+    def write(self, out_root: str | Path) -> Path:
+        """Write the run folder (``config.yaml``, ``results.json``, ``report.md``,
+        ``report.html``, figures, tables) under ``out_root``, as the CLI does.
+
+        Parameters
+        ----------
+        out_root:
+            Folder of run folders (created if missing).
+
+        Returns
+        -------
+        Path
+            The new run folder (see :func:`write_run`).
+        """
+        return write_run(self, out_root)
+
     def figure_png(self, name: str) -> bytes | None:
         """PNG bytes of a figure added in this process (None after loading from disk)."""
         return self._pngs.get(name)

@@ -740,5 +740,5 @@ def synthetic_release_section(ctx: AuditContext, out: SectionWriter) -> None:
 
 
 register_audit_section("synthetic_release", synthetic_release_section, "Synthetic release (UPC-SDG)",
-                       SyntheticReleaseOptions, order=70)
+                       SyntheticReleaseOptions, order=70, needs=("builtin",))
 register_study("upcsdg", run_upcsdg, UPCSDGOptions, "UPC-SDG synthetic data: Tables 2-3, k x γ grid, recovery attack")

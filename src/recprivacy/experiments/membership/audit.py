@@ -29,15 +29,19 @@ users never touched keep random vectors (their number is reported).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
+import torch
 from pydantic import Field, PositiveInt
 
 from recprivacy.attacks.membership import AttackSpec, LabOptions, MembershipLab
 from recprivacy.attacks.membership.partition import Partition, group_of
 from recprivacy.config import StudyOptions
 from recprivacy.defenses.popularity_randomization import PopularityRandomization
+from recprivacy.data.interactions import Interactions
 from recprivacy.experiments.audit import AuditContext, SectionWriter, fit_list_length, register_audit_section
+from recprivacy.experiments.target import Target
 from recprivacy.experiments.train import PreparedData
 from recprivacy.experiments.membership.collect import randomizer
 from recprivacy.experiments.membership.render import roc_png
@@ -81,6 +85,30 @@ def audit_partition(ctx: AuditContext, min_interactions: int, seed: int) -> Part
                      group_of("target", full, members, outsiders, train=ctx.data.train), vector_data, coverage)  # fmt: skip
 
 
+class ServedRecommender:
+    """A target seen through the ``recommend(users, k)`` the membership lab asks of a model:
+    the lists it serves ``users`` from their ``histories``."""
+
+    def __init__(self, target: Target, histories: Interactions) -> None:
+        self.target, self.histories = target, histories
+
+    def recommend(self, users: np.ndarray, k: int, exclude_seen: bool = True) -> torch.Tensor:
+        """``[len(users), k]`` served item ids (``exclude_seen`` is the target's own business)."""
+        return torch.as_tensor(self.target.serve(users, k, self.histories, trained=True))
+
+
+def lab_models(ctx: AuditContext, partition: Partition, label: str) -> dict[tuple[str, str, str], Any]:
+    """Target (and, for a training target, shadow) recommenders the lab uses instead of training
+    a built-in ``label``; a built-in target's shadow is left to the lab (``make_model``)."""
+    name = ctx.data.full.name
+    if ctx.model is not None:
+        return {(name, "target", label): ctx.model}
+    models = {(name, "target", label): ServedRecommender(ctx.target, ctx.data.train)}
+    shadow_train = partition.shadow.train
+    models[(name, "shadow", label)] = ServedRecommender(ctx.target.fit(shadow_train), shadow_train)
+    return models
+
+
 def membership_section(ctx: AuditContext, out: SectionWriter) -> None:
     """Run the attack against the audited target, with and without the defence."""
     o: MembershipAuditOptions = ctx.options
@@ -91,11 +119,13 @@ def membership_section(ctx: AuditContext, out: SectionWriter) -> None:
                   f"{o.min_interactions} interactions (set `study_options.holdout_users` or "
                   f"`study_options.membership.min_interactions`).")  # fmt: skip
         return
-    name, algorithm = ctx.data.full.name, ctx.config.model.name
+    name = ctx.data.full.name
+    algorithm = ctx.config.model.name if ctx.model is not None else "target"
+    params = dict(ctx.config.model.params) if ctx.model is not None else {}
     options = LabOptions(min_interactions=o.min_interactions, item_coverage="init", holdout="none",
-                         model_params={algorithm: dict(ctx.config.model.params)})  # fmt: skip
+                         model_params={algorithm: params})  # fmt: skip
     lab = MembershipLab({name: ctx.data.full}, options, seed=seed, randomize=randomizer(o.defense_alpha, ctx.config.noise),
-                        partitions={name: partition}, models={(name, "target", algorithm): ctx.model})  # fmt: skip
+                        partitions={name: partition}, models=lab_models(ctx, partition, algorithm))  # fmt: skip
     plain = AttackSpec((name, algorithm), (name, algorithm), k=o.k, n_factors=o.n_factors)
     defended = replace(plain, defense="both")
     outcomes = {"no defence": lab.run(plain), f"Popularity Randomization (alpha {o.defense_alpha})": lab.run(defended)}
@@ -147,4 +177,4 @@ def _write(out: SectionWriter, o: MembershipAuditOptions, partition: Partition, 
 
 
 register_audit_section("membership", membership_section, "Membership inference (paper 001)", MembershipAuditOptions,
-                       order=10, heldout_users=True, fit=fit_membership_options)  # fmt: skip
+                       order=10, heldout_users=True, fit=fit_membership_options, needs=("non_members", "shadow"))  # fmt: skip

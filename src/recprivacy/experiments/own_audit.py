@@ -1,0 +1,321 @@
+"""``Audit``: audit any recommender, built-in or your own, from Python.
+
+    from recprivacy import Audit, Target
+
+    audit = Audit(Target.from_model(my_model), interactions, members, non_members, test=test)
+    results = audit.run()
+    results.write("runs")          # the same run folder and report as ``recprivacy audit``
+
+The audit runs :func:`recprivacy.experiments.audit.audit_prepared`, the code path of
+``recprivacy audit --model``, on data laid out the same way:
+
+* ``interactions``: every interaction the auditor holds, of members and non-members
+  (an ``Interactions`` or a frame with ``user_id, item_id`` and optional ``timestamp`` /
+  ``rating`` columns);
+* ``test`` / ``valid``: rows of ``interactions`` held out of the members' training (test: the
+  utility section's ground truth; valid: masked like training items). The target's training
+  data are the members' other rows, matched by (user, item) pair;
+* ``members`` / ``non_members``: original user ids of users the target was / was not trained on.
+
+Sections whose inputs are missing (``audit.INPUTS``) are skipped and listed in the risk summary.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from recprivacy.config import load_config
+from recprivacy.data.interactions import Interactions
+from recprivacy.data.served_lists import shown
+from recprivacy.data.tables import read_table
+from recprivacy.errors import ConfigError, DataError, RecPrivacyError
+from recprivacy.experiments.audit import AuditOptions, audit_prepared, plan_sections
+from recprivacy.experiments.results import Results
+from recprivacy.experiments.runner import new_results
+from recprivacy.experiments.target import Target
+from recprivacy.experiments.train import PreparedData, check_cutoffs, check_not_degenerate, describe_target
+
+Table = Interactions | pd.DataFrame
+
+
+class Audit:
+    """An audit of ``target`` on the auditor's data (module docstring).
+
+    Parameters
+    ----------
+    target:
+        What is audited (:class:`~recprivacy.experiments.target.Target`).
+    interactions:
+        Every interaction of members and non-members (``Interactions`` or frame).
+    members, non_members:
+        Original user ids the target was / was not trained on.
+    test, valid:
+        Rows of ``interactions`` held out of the members' training (optional).
+    user_features:
+        Frame indexed by original user id (or with a ``user_id`` column), e.g. ``gender``, ``age``.
+    sections:
+        Section names to run (default every registered section).
+    options:
+        Options per section name, as under ``study_options`` of an audit config.
+    seed:
+        Seeds every random choice of the audit.
+    ks:
+        Cut-offs of the utility metrics.
+    name:
+        Name of the run (its folder is ``<time>-<name>``).
+    """
+
+    def __init__(self, target: Target, interactions: Table, members: Sequence[Any], non_members: Sequence[Any] = (),
+                 *, test: Table | None = None, valid: Table | None = None, user_features: pd.DataFrame | None = None,
+                 sections: Sequence[str] | None = None, options: dict[str, dict] | None = None, seed: int = 0,
+                 ks: Sequence[int] = (10, 20), name: str = "audit") -> None:  # fmt: skip
+        self.target = target
+        self.interactions = interactions
+        self.members = members
+        self.non_members = non_members
+        self.test = test
+        self.valid = valid
+        self.user_features = user_features
+        self.sections = sections
+        self.options = options
+        self.seed = seed
+        self.ks = ks
+        self.name = name
+
+    def run(self) -> Results:
+        """Prepare the data, fit a training target, run every section whose inputs are present.
+
+        Returns
+        -------
+        Results
+            Write it with ``Results.write(folder)``.
+        """
+        study_options = {"sections": None if self.sections is None else list(self.sections), **(self.options or {})}
+        plan = plan_sections(AuditOptions.model_validate(study_options))
+        data = self._prepare()
+        check_cutoffs(self.ks, data)
+        model = {"name": self.target.algorithm, "params": self.target.params} if self.target.algorithm else {}
+        config = load_config(base={"name": self.name, "study": "audit", "seed": self.seed, "dataset": {"name": data.full.name},
+                                   "model": model, "eval": {"ks": list(self.ks)}, "study_options": study_options})  # fmt: skip
+        results = new_results(config)
+        results.config["target"] = {"kind": self.target.kind, "description": self.target.description}
+        if not self.target.algorithm:
+            del results.config["model"]
+        results.dataset = data.full.fingerprint()
+        results.seeds["seed"] = self.seed
+
+        def describe(target: Target) -> None:
+            if target.recommender is not None:
+                describe_target(config, data, target.recommender, results)
+            else:
+                describe_own_target(target, data, results)
+
+        return audit_prepared(config, data, plan, lambda: fit_target(self.target, data, results), results, describe)
+
+    # ------------------------------------------------------------------ data
+    def _prepare(self) -> PreparedData:
+        full = as_interactions(self.interactions, "interactions")
+        if self.user_features is not None:
+            full = replace(full, user_features=features_by_internal_id(self.user_features, full))
+        check_not_degenerate(full)
+        members = internal_users(self.members, full, "members")
+        outsiders = internal_users(self.non_members, full, "non_members")
+        both = np.intersect1d(members, outsiders)
+        if len(both):
+            raise DataError(f"user id {shown(full.user_ids[both[0]])!r} is both a member and a non-member; expected disjoint sets",
+                            "non_members")  # fmt: skip
+        held = {part: held_rows(table, full, part) for part, table in (("test", self.test), ("valid", self.valid))}
+        member_rows = np.isin(full.users, members)
+        train = full.select(member_rows & ~(held["test"] | held["valid"]))
+        return PreparedData(full, train, full.select(member_rows & held["valid"]), full.select(member_rows & held["test"]),
+                            outsiders)  # fmt: skip
+
+
+def fit_target(target: Target, data: PreparedData, results: Results) -> Target:
+    """``target`` fitted on the members' training data (a training target), then checked to
+    serve a user it was not trained on when the audit has such users.
+
+    Parameters
+    ----------
+    target:
+        The audited target.
+    data:
+        Prepared audit data.
+    results:
+        Where the fitting time is recorded.
+
+    Returns
+    -------
+    Target
+    """
+    if target.fit_fn is not None:
+        with results.timed("fit", f"{target.description} on {len(data.train)} training interactions"):
+            target = target.fit(data.train)
+    if len(data.heldout_users) and target.serves_unseen:
+        try:
+            target.serve(data.heldout_users[:1], 1, data.full, trained=False)
+        except Exception as err:  # the user's code: any failure means it cannot serve a new user
+            detail = str(err) if isinstance(err, RecPrivacyError) else f"{type(err).__name__}: {err}"
+            raise ConfigError(f"target {target.description} cannot serve a user it was not trained on ({detail}); "
+                              "expected recommend(histories, k) to serve any history of item ids") from err  # fmt: skip
+    return target
+
+
+def describe_own_target(target: Target, data: PreparedData, results: Results) -> None:
+    """Add the "Data and target" section for a target that is not a built-in model.
+
+    Parameters
+    ----------
+    target:
+        The audited target.
+    data:
+        Prepared audit data.
+    results:
+        Where the section goes.
+    """
+    parts = [("all", data.full), ("members' training", data.train), ("validation", data.valid), ("test", data.test),
+             ("non-members", data.full.subset_users(data.heldout_users))]  # fmt: skip
+    rows = [[name, int((p.user_counts() > 0).sum()), int((p.item_counts() > 0).sum()), len(p)] for name, p in parts]
+    table = results.add_table("data_splits", ["part", "users", "items", "interactions"], rows,
+                              f"{data.full.name}: {data.full.n_users} users x {data.full.n_items} items")  # fmt: skip
+    results.add_section("Data and target", f"Target: {target.description} ({target.kind}).", [table])
+
+
+# ---------------------------------------------------------------------------- input conversion
+
+
+def as_interactions(table: Table, what: str) -> Interactions:
+    """``table`` as ``Interactions`` (a frame needs ``user_id, item_id``; ``timestamp`` and
+    ``rating`` are used when present)."""
+    if isinstance(table, Interactions):
+        return table
+    if not isinstance(table, pd.DataFrame):
+        raise ConfigError(f"{what}: expected Interactions or a pandas DataFrame, got {type(table).__name__}")
+    return Interactions.from_frame(table, rating_col="rating" if "rating" in table.columns else None,
+                                   time_col="timestamp" if "timestamp" in table.columns else None, name=what)  # fmt: skip
+
+
+def internal_users(ids: Sequence[Any], full: Interactions, what: str) -> np.ndarray:
+    """Sorted internal ids of original user ids (``DataError`` naming the first unknown one)."""
+    ids = np.asarray(list(ids))
+    found = pd.Index(full.user_ids).get_indexer(ids) if len(ids) else np.zeros(0, dtype=np.int64)
+    if (found < 0).any():
+        raise DataError(f"user id {shown(ids[int(np.argmin(found))])!r} is not in the interactions", what)
+    return np.unique(found).astype(np.int64)
+
+
+def held_rows(table: Table | None, full: Interactions, what: str) -> np.ndarray:
+    """Boolean mask of the rows of ``full`` whose (user, item) pair is in ``table``."""
+    if table is None:
+        return np.zeros(len(full), dtype=bool)
+    if isinstance(table, Interactions):
+        if (table.n_users, table.n_items) != (full.n_users, full.n_items):
+            raise DataError(f"{table.n_users} users x {table.n_items} items; expected the id spaces of the interactions "
+                            f"({full.n_users} x {full.n_items})", what)  # fmt: skip
+        users, items = table.users, table.items
+    else:
+        users = internal_ids(table, "user_id", full.user_ids, what)
+        items = internal_ids(table, "item_id", full.item_ids, what)
+    return np.isin(full.users * full.n_items + full.items, users * full.n_items + items)
+
+
+def internal_ids(frame: pd.DataFrame, column: str, ids: np.ndarray, what: str) -> np.ndarray:
+    """Internal ids of ``frame[column]`` in the id space ``ids`` (``DataError`` naming the row)."""
+    if column not in frame.columns:
+        raise DataError(f"missing column {column!r}; columns present: {list(frame.columns)}", what)
+    found = pd.Index(ids).get_indexer(frame[column])
+    if (found < 0).any():
+        row = int(np.argmin(found))
+        raise DataError(f"row {row}: {column} {shown(frame[column].iloc[row])!r} is not in the interactions", what)
+    return found.astype(np.int64)
+
+
+def features_by_internal_id(features: pd.DataFrame, full: Interactions) -> pd.DataFrame:
+    """``features`` (indexed by original user id, or with a ``user_id`` column) indexed by
+    internal id; users without a row get missing values."""
+    table = features.set_index("user_id") if "user_id" in features.columns else features
+    return table.reindex(pd.Index(full.user_ids)).reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------- files (the CLI)
+
+
+def load_target(spec: str, training: bool = False) -> Target:
+    """The target named ``module:attribute`` (the current folder is importable).
+
+    Parameters
+    ----------
+    spec:
+        ``module:attribute`` of a fitted model, a callable ``(histories, k)`` or, with
+        ``training``, a training function ``frame -> model``.
+    training:
+        Whether the attribute is a training function.
+
+    Returns
+    -------
+    Target
+    """
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise ConfigError(f"--target {spec!r}: expected module:attribute, e.g. mymodels:svd")
+    if "" not in sys.path:
+        sys.path.insert(0, "")
+    try:
+        obj = getattr(import_module(module_name), attribute)
+    except ImportError as err:
+        raise ConfigError(f"--target {spec!r}: cannot import module {module_name!r} ({err})") from None
+    except AttributeError:
+        raise ConfigError(f"--target {spec!r}: module {module_name!r} has no attribute {attribute!r}") from None
+    return Target.from_training(obj) if training else Target.from_model(obj)
+
+
+def read_users(path: str | Path, column: str) -> np.ndarray:
+    """The user ids in column ``column`` of a CSV/Parquet file (``--members``).
+
+    Parameters
+    ----------
+    path:
+        The file.
+    column:
+        The user id column.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    frame = read_table(path)
+    if column not in frame.columns:
+        raise DataError(f"missing user column {column!r}; columns present: {list(frame.columns)}", path)
+    return frame[column].drop_duplicates().to_numpy()
+
+
+def interactions_file(path: str | Path, user_col: str, item_col: str) -> pd.DataFrame:
+    """``user_id, item_id`` (+ ``timestamp`` / ``rating`` when present) read from ``path``.
+
+    Parameters
+    ----------
+    path:
+        CSV/Parquet file of interactions.
+    user_col, item_col:
+        Column names of the user and item ids.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    frame = read_table(path)
+    for option, col in (("--user-col", user_col), ("--item-col", item_col)):
+        if col not in frame.columns:
+            raise DataError(f"missing column {col!r} ({option}); columns present: {list(frame.columns)}", path)
+    empty = frame[[user_col, item_col]].isna().any(axis=1).to_numpy()
+    if empty.any():
+        raise DataError(f"empty {user_col!r} or {item_col!r} value", path, int(np.argmax(empty)) + 2)
+    return frame.rename(columns={user_col: "user_id", item_col: "item_id"})

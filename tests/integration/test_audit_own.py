@@ -1,0 +1,142 @@
+"""Audit your own recommender: a numpy PureSVD that recprivacy never registers, audited from
+Python and from its served lists on the command line; a built-in model through the same API
+equals ``recprivacy audit`` number for number."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from recprivacy import Audit, Target
+from recprivacy.cli import app
+from recprivacy.config import load_config
+from recprivacy.errors import ConfigError
+from recprivacy.experiments import run_study
+from recprivacy.experiments.results import Results
+from recprivacy.experiments.train import fit_model, hold_out_users, prepare_data
+from recprivacy.models import ItemCF
+
+SYNTHETIC = {"n_users": 300, "n_items": 200, "n_interactions": 15000}
+OPTIONS = {"membership": {"k": 20, "n_factors": 16}, "attribute": {"k": 10, "attackers": ["knn"], "seeds": 2}}
+SECTIONS = ["utility", "membership", "attribute", "exposure"]
+
+
+class PureSVD:
+    """Item-item PureSVD in plain numpy: a new user is served by folding in their history."""
+
+    def __init__(self, frame: pd.DataFrame, factors: int = 16) -> None:
+        self.items = np.unique(frame["item_id"])
+        users, rows = np.unique(frame["user_id"], return_inverse=True)
+        x = np.zeros((len(users), len(self.items)))
+        x[rows, np.searchsorted(self.items, frame["item_id"])] = 1.0
+        self.vt = np.linalg.svd(x, full_matrices=False)[2][:factors]
+
+    def recommend(self, histories: list[list[int]], k: int) -> np.ndarray:
+        h = np.zeros((len(histories), len(self.items)))
+        for row, items in enumerate(histories):
+            h[row, np.searchsorted(self.items, items)] = 1.0
+        scores = np.where(h > 0, -np.inf, h @ self.vt.T @ self.vt)
+        return self.items[np.argsort(-scores, axis=1, kind="stable")[:, :k]]
+
+
+def synthetic_split(seed: int = 0):
+    """The audit's data laid out as a user has them: all interactions, test rows, members."""
+    config = load_config(base={"dataset": {"name": "synthetic", "options": SYNTHETIC}, "seed": seed})
+    data = hold_out_users(prepare_data(config, Results(name="x", study="audit", config={})), 0.3, seed)
+    frame = data.full.to_frame()[["user_id", "item_id", "timestamp"]]
+    test = data.test.to_frame()[["user_id", "item_id"]]
+    members = data.full.user_ids[np.unique(data.train.users)]
+    non_members = data.full.user_ids[data.heldout_users]
+    features = data.full.user_features.assign(user_id=data.full.user_ids)
+    return data, frame, test, members, non_members, features
+
+
+@pytest.fixture(scope="module")
+def own():
+    data, frame, test, members, non_members, features = synthetic_split()
+    results = Audit(Target.from_training(PureSVD), frame, members, non_members, test=test, user_features=features,
+                    sections=SECTIONS, options=OPTIONS).run()  # fmt: skip
+    return data, frame, test, members, non_members, features, results
+
+
+def risk_attacks(results: Results) -> list[str]:
+    return [row[0] for row in results.tables["risk_summary"].rows]
+
+
+def test_own_model_is_audited_with_every_applicable_section(own, tmp_path):
+    *_, results = own
+    attacks = risk_attacks(results)
+    assert any(a.startswith("target utility") for a in attacks)
+    assert any(a.startswith("user-level membership inference") for a in attacks)  # shadows trained with PureSVD
+    assert any(a.startswith("attribute inference") for a in attacks)
+    assert results.metrics["utility/recall@10"] > 0
+    summary = next(s for s in results.sections if s.title == "Risk summary").text
+    assert "`exposure` needs a built-in recommender" in summary
+    run = results.write(tmp_path / "runs")
+    assert {"results.json", "report.md", "report.html", "config.yaml"} <= {p.name for p in run.iterdir()}
+    assert "Skipped sections" in (run / "report.md").read_text()
+
+
+def test_served_lists_on_the_command_line_give_the_same_numbers(own, tmp_path):
+    """A lists-only audit: no model code; utility and attribute equal the Python audit's."""
+    data, frame, test, members, non_members, features, results = own
+    train = frame[frame["user_id"].isin(members)].merge(test.assign(t=1), how="left", on=["user_id", "item_id"])
+    train = train[train["t"].isna()].drop(columns="t")
+    model = PureSVD(train)
+    served = []
+    for users, history in ((members, train), (non_members, frame)):
+        histories = history.sort_values("timestamp", kind="stable").groupby("user_id")["item_id"].agg(list)
+        lists = model.recommend([histories[u] for u in users], 20)
+        served += [(u, r + 1, i) for u, row in zip(users, lists) for r, i in enumerate(row)]
+    (tmp_path / "logs").mkdir()
+    files = {name: tmp_path / "logs" / f"{name}.csv" for name in ("interactions", "lists", "members", "test", "features")}
+    frame.rename(columns={"user_id": "uid"}).to_csv(files["interactions"], index=False)
+    pd.DataFrame(served, columns=["uid", "rank", "item_id"]).to_csv(files["lists"], index=False)
+    pd.DataFrame({"uid": members}).to_csv(files["members"], index=False)
+    test.rename(columns={"user_id": "uid"}).to_csv(files["test"], index=False)
+    features.rename(columns={"user_id": "uid"}).to_csv(files["features"], index=False)
+    config = tmp_path / "audit.yaml"
+    config.write_text(yaml.safe_dump({"name": "lists", "study": "audit", "study_options": {"sections": SECTIONS, **OPTIONS}}))
+    result = CliRunner().invoke(app, ["audit", "--interactions", files["interactions"], "--lists", files["lists"],
+                                      "--members", files["members"], "--test", files["test"], "--user-features",
+                                      files["features"], "--user-col", "uid", "--config", config, "--out", tmp_path / "runs"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (run,) = (tmp_path / "runs").iterdir()
+    logged = Results.from_json((run / "results.json").read_text())
+    shared = [m for m in results.metrics if m.startswith(("utility/", "attribute/"))]
+    assert shared and {m: logged.metrics[m] for m in shared} == {m: results.metrics[m] for m in shared}
+    summary = next(s for s in logged.sections if s.title == "Risk summary").text
+    assert "`membership` needs a training function" in summary  # no shadow without model code
+
+
+def test_a_target_that_cannot_serve_new_users_is_refused(own):
+    data, frame, test, members, non_members, *_ = own
+    with pytest.raises(ConfigError, match=r"^Target.from_model: ItemCF cannot serve users it was not trained on; "
+                                          r"expected a recommend_histories\(histories, k\) method"):  # fmt: skip
+        Target.from_model(ItemCF().fit(data.train))
+
+    def by_user_id(histories, k):
+        raise KeyError("unknown user")
+
+    audit = Audit(Target.from_model(by_user_id), frame, members, non_members, sections=["attribute"])
+    with pytest.raises(ConfigError, match=r"cannot serve a user it was not trained on \(KeyError: 'unknown user'\)"):
+        audit.run()
+
+
+def test_a_registry_model_through_the_api_equals_the_audit_study():
+    study_options = {"sections": ["utility", "membership", "attribute"], **OPTIONS}
+    config = load_config(base={"name": "audit", "study": "audit", "seed": 0, "model": {"name": "itemcf"},
+                               "dataset": {"name": "synthetic", "options": SYNTHETIC}, "study_options": study_options})  # fmt: skip
+    old = run_study(config)
+    data, *_ = synthetic_split()
+    model = fit_model(config, data, Results(name="x", study="audit", config={}))
+    ids = data.full.user_ids
+    new = Audit(Target.from_recommender(model), data.full, ids[np.unique(data.train.users)], ids[data.heldout_users],
+                test=data.test, valid=data.valid, sections=study_options["sections"], options=OPTIONS).run()  # fmt: skip
+    assert new.metrics == old.metrics
+    assert new.tables["risk_summary"] == old.tables["risk_summary"]
