@@ -4,7 +4,6 @@ equals ``recprivacy audit`` number for number."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,7 +18,7 @@ from recprivacy.errors import ConfigError
 from recprivacy.experiments import run_study
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.train import fit_model, hold_out_users, prepare_data
-from recprivacy.models import ItemCF
+from recprivacy.models import SRGNN
 
 SYNTHETIC = {"n_users": 300, "n_items": 200, "n_interactions": 15000}
 OPTIONS = {"membership": {"k": 20, "n_factors": 16}, "attribute": {"k": 10, "attackers": ["knn"], "seeds": 2}}
@@ -116,9 +115,9 @@ def test_served_lists_on_the_command_line_give_the_same_numbers(own, tmp_path):
 
 def test_a_target_that_cannot_serve_new_users_is_refused(own):
     data, frame, test, members, non_members, *_ = own
-    with pytest.raises(ConfigError, match=r"^Target.from_model: ItemCF cannot serve users it was not trained on; "
+    with pytest.raises(ConfigError, match=r"^Target.from_model: SRGNN cannot serve users it was not trained on; "
                                           r"expected a recommend_histories\(histories, k\) method"):  # fmt: skip
-        Target.from_model(ItemCF().fit(data.train))
+        Target.from_model(SRGNN(user_mode="id"))  # a learned row per trained user, none for a new one
 
     def by_user_id(histories, k):
         raise KeyError("unknown user")
@@ -130,13 +129,14 @@ def test_a_target_that_cannot_serve_new_users_is_refused(own):
 
 def test_a_registry_model_through_the_api_equals_the_audit_study():
     study_options = {"sections": ["utility", "membership", "attribute"], **OPTIONS}
-    config = load_config(base={"name": "audit", "study": "audit", "seed": 0, "model": {"name": "itemcf"},
+    config = load_config(base={"name": "audit", "study": "audit", "seed": 0, "noise": "simulation", "model": {"name": "itemcf"},
                                "dataset": {"name": "synthetic", "options": SYNTHETIC}, "study_options": study_options})  # fmt: skip
     old = run_study(config)
     data, *_ = synthetic_split()
     model = fit_model(config, data, Results(name="x", study="audit", config={}))
     ids = data.full.user_ids
     new = Audit(Target.from_recommender(model), data.full, ids[np.unique(data.train.users)], ids[data.heldout_users],
-                test=data.test, valid=data.valid, sections=study_options["sections"], options=OPTIONS).run()  # fmt: skip
+                test=data.test, valid=data.valid, sections=study_options["sections"], options=OPTIONS,
+                noise="simulation").run()  # fmt: skip
     assert new.metrics == old.metrics
     assert new.tables["risk_summary"] == old.tables["risk_summary"]

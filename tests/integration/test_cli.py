@@ -80,7 +80,7 @@ def test_train_writes_a_run_with_metrics(tmp_path):
     assert [s["title"] for s in doc["sections"]] == ["Test metrics", "Data and model"]
     assert (run / "figures" / "training_loss.png").is_file()
     assert "recall" in result.stdout
-    again = invoke("train", "--dataset", "synthetic", "--model", "bpr", "--out", tmp_path / "again", *TINY)
+    invoke("train", "--dataset", "synthetic", "--model", "bpr", "--out", tmp_path / "again", *TINY)
     assert json.loads((only_run(tmp_path / "again") / "results.json").read_text())["metrics"] == doc["metrics"]
 
 

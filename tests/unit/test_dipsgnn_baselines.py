@@ -15,7 +15,7 @@ from recprivacy.defenses.dpmf import SENSITIVITY, DPMF, objective_noise
 from recprivacy.defenses.dpsgd import DPSGDSRGNN
 from recprivacy.defenses.edgerand import EdgeRand, NoisyAdjacencyNet
 from recprivacy.errors import ConfigError, DataError
-from recprivacy.models.srgnn import SRGNN, SequenceSamples, UserEncoder, batch_inputs, session_graphs
+from recprivacy.models.srgnn import SRGNN, SequenceSamples, batch_inputs, session_graphs
 from recprivacy.privacy import dpsgd_epsilon
 
 DELTA = 2.5e-7

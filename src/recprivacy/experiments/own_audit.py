@@ -66,7 +66,10 @@ class Audit:
     options:
         Options per section name, as under ``study_options`` of an audit config.
     seed:
-        Seeds every random choice of the audit.
+        Seeds every random choice of the audit that protects nobody (splits, shadows, attackers).
+    noise:
+        ``"secure"`` (default: the defences the audit tries draw from operating-system entropy)
+        or ``"simulation"`` (seeded by ``seed``, repeatable, for experiments only).
     ks:
         Cut-offs of the utility metrics.
     name:
@@ -76,7 +79,7 @@ class Audit:
     def __init__(self, target: Target, interactions: Table, members: Sequence[Any], non_members: Sequence[Any] = (),
                  *, test: Table | None = None, valid: Table | None = None, user_features: pd.DataFrame | None = None,
                  sections: Sequence[str] | None = None, options: dict[str, dict] | None = None, seed: int = 0,
-                 ks: Sequence[int] = (10, 20), name: str = "audit") -> None:  # fmt: skip
+                 noise: str = "secure", ks: Sequence[int] = (10, 20), name: str = "audit") -> None:  # fmt: skip
         self.target = target
         self.interactions = interactions
         self.members = members
@@ -87,6 +90,7 @@ class Audit:
         self.sections = sections
         self.options = options
         self.seed = seed
+        self.noise = noise
         self.ks = ks
         self.name = name
 
@@ -103,7 +107,8 @@ class Audit:
         data = self._prepare()
         check_cutoffs(self.ks, data)
         model = {"name": self.target.algorithm, "params": self.target.params} if self.target.algorithm else {}
-        config = load_config(base={"name": self.name, "study": "audit", "seed": self.seed, "dataset": {"name": data.full.name},
+        config = load_config(base={"name": self.name, "study": "audit", "seed": self.seed, "noise": self.noise,
+                                   "dataset": {"name": data.full.name},
                                    "model": model, "eval": {"ks": list(self.ks)}, "study_options": study_options})  # fmt: skip
         results = new_results(config)
         results.config["target"] = {"kind": self.target.kind, "description": self.target.description}

@@ -80,7 +80,7 @@ class Target:
         Target
         """
         if isinstance(obj, Recommender):
-            if not hasattr(obj, UNSEEN_METHOD):
+            if not obj.serves_new_users:
                 raise ConfigError(f"Target.from_model: {type(obj).__name__} cannot serve users it was not trained on; "
                                   f"expected a {UNSEEN_METHOD}(histories, k) method (or use Target.from_recommender)")  # fmt: skip
             return cls.from_recommender(obj)
@@ -164,7 +164,7 @@ class Target:
     @property
     def serves_unseen(self) -> bool:
         """Whether the target can serve users it was not trained on."""
-        return self.recommender is None or hasattr(self.recommender, UNSEEN_METHOD)
+        return self.recommender is None or self.recommender.serves_new_users
 
     @property
     def fitted(self) -> bool:
@@ -222,7 +222,7 @@ class Target:
         model = self.recommender
         if trained:
             return model.recommend(users, k).numpy()
-        if not hasattr(model, UNSEEN_METHOD):
+        if not model.serves_new_users:
             raise ConfigError(f"{self.description} cannot serve users it was not trained on; "
                               f"expected a {UNSEEN_METHOD}(histories, k) method")  # fmt: skip
         return np.asarray(getattr(model, UNSEEN_METHOD)(_compact(histories, users), k), dtype=np.int64)

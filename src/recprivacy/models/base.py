@@ -65,6 +65,12 @@ class Recommender:
         out = [top_k(self.score(batch), seen, batch, k) for batch in batches]
         return torch.cat(out) if out else torch.zeros((0, k), dtype=torch.long)
 
+    @property
+    def serves_new_users(self) -> bool:
+        """Whether ``score_histories`` / ``recommend_histories`` can serve users not seen in
+        training (the model implements ``_score_histories``)."""
+        return type(self)._score_histories is not Recommender._score_histories
+
     def score_histories(self, histories: Interactions) -> torch.Tensor:
         """Scores of every item for users not seen in training, served from their histories.
 

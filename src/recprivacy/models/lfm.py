@@ -141,6 +141,11 @@ class FactorRecommender(Recommender):
     def _score_histories(self, histories: Interactions) -> torch.Tensor:
         return self._fold_in(histories) @ self.item_factors_.T
 
+    @property
+    def serves_new_users(self) -> bool:
+        """True when the subclass folds users in (implements ``_fold_in``)."""
+        return type(self)._fold_in is not FactorRecommender._fold_in
+
     def _fold_in(self, histories: Interactions) -> torch.Tensor:
         """Representations ``[histories.n_users, d]`` of users not seen in training, scored
         against ``item_factors_`` like trained users."""

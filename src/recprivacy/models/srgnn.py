@@ -586,6 +586,11 @@ class SRGNN(Recommender, NoiseMixin):
         out = list(self.score_samples(SequenceSamples.whole(sequences, users)))
         return torch.cat(out) if out else torch.zeros((0, self.n_items_))
 
+    @property
+    def serves_new_users(self) -> bool:
+        """Only without user vectors: a user not seen in training has no learned row."""
+        return self.user_mode == "none"
+
     def _score_histories(self, histories: Interactions) -> torch.Tensor:
         """The time-ordered history of each new user through the trained network (no user
         vector exists for a user not seen in training, so only ``user_mode="none"`` serves)."""
