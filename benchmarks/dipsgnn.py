@@ -35,6 +35,7 @@ from recprivacy.experiments.dipsgnn import (
     PAPER_TABLE2,
     DIPSGNNOptions,
     MethodRun,
+    backbone_params,
     gap_text,
     improvement,
     ordering_text,
@@ -139,7 +140,7 @@ def main() -> None:
         seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else options.seeds
         done = {(r["method"], r["seed"]) for r in load_records(runs_path)} if args.resume else set()
         data = prepare_sequences(config, options, new_results(config))
-        backbone = {k: v for k, v in config.model.params.items() if k != "seed"}
+        backbone = backbone_params(config)
         for method in methods:
             for seed in seeds:
                 if (method, seed) in done:

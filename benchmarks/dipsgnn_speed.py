@@ -34,10 +34,16 @@ import numpy as np
 import torch
 
 from recprivacy.config import load_config, validate_options
-from recprivacy.experiments.dipsgnn import DIPSGNNOptions, build_method, evaluate_samples, prepare_sequences
+from recprivacy.experiments.dipsgnn import (
+    DIPSGNNOptions,
+    backbone_params,
+    build_method,
+    evaluate_samples,
+    prepare_sequences,
+)
 from recprivacy.experiments.runner import new_results
-from recprivacy.models.srgnn import SRGNN, SequenceSamples
 from recprivacy.io import write_text_atomic
+from recprivacy.models.srgnn import SRGNN, SequenceSamples
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = "SRGNN,APGNN,DIPSGNN,DIPSGNN_legacy,EdgeRand,DPSGD,BPRMF,LightGCN,SASRec,DPMF_imp,DPMF_exp"
@@ -90,7 +96,7 @@ def main() -> None:
     config = load_config(args.config, updates={"dataset.data_dir": args.data_dir} if args.data_dir else {})
     options = validate_options(DIPSGNNOptions, config.study_options)
     data = prepare_sequences(config, options, new_results(config))
-    backbone = {k: v for k, v in config.model.params.items() if k != "seed"}
+    backbone = backbone_params(config)
     out = ROOT / "benchmarks" / "out" / "dipsgnn_speed.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     rows = json.loads(out.read_text())["methods"] if out.exists() else {}

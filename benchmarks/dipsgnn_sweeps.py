@@ -22,13 +22,14 @@ import json
 from pathlib import Path
 
 import numpy as np
-
 from dipsgnn import OUT, RESULTS, ROOT, load_records, record
+
 from recprivacy.config import load_config, validate_options
 from recprivacy.experiments.dipsgnn import (
     METHODS,
     DIPSGNNOptions,
     SweepSpec,
+    backbone_params,
     prepare_sequences,
     run_method,
     sweep_default,
@@ -107,7 +108,7 @@ def main() -> None:
     updates = {"dataset.data_dir": args.data_dir} if args.data_dir else {}
     config = load_config(args.config, overrides=args.set, updates=updates)
     options: DIPSGNNOptions = validate_options(DIPSGNNOptions, config.study_options)
-    backbone = {k: v for k, v in config.model.params.items() if k != "seed"}
+    backbone = backbone_params(config)
     wanted = set(args.sweeps.split(",")) if args.sweeps else {s.parameter for s in options.sweeps}
     sweeps = [s for s in options.sweeps if s.parameter in wanted]
     defaults = {s.parameter: sweep_default(s.parameter, options, backbone) for s in sweeps}

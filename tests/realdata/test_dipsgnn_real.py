@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from recprivacy.config import load_config, validate_options
-from recprivacy.experiments.dipsgnn import DIPSGNNOptions, prepare_sequences, run_method
+from recprivacy.experiments.dipsgnn import DIPSGNNOptions, backbone_params, prepare_sequences, run_method
 from recprivacy.experiments.runner import new_results
 
 pytestmark = pytest.mark.realdata
@@ -53,7 +53,7 @@ def ml100k_short(dataset_dir):
     """ml-100k under the paper's protocol (configs/dipsgnn/ml-100k.yaml), trained for 3 epochs."""
     config = load_config(CONFIGS / "ml-100k.yaml", updates={"dataset.data_dir": str(dataset_dir("ml-100k"))})
     options = validate_options(DIPSGNNOptions, config.study_options)
-    backbone = {**config.model.params, "n_epochs": 3}
+    backbone = {**backbone_params(config), "n_epochs": 3}
     return prepare_sequences(config, options, new_results(config)), options, backbone
 
 

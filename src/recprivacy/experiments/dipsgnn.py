@@ -437,7 +437,7 @@ def gap_text(runs: dict[str, list[MethodRun]]) -> str:
 # ---------------------------------------------------------------------------- the study
 
 
-def _backbone(config: Config) -> dict[str, Any]:
+def backbone_params(config: Config) -> dict[str, Any]:
     """SR-GNN parameters of every graph method: ``model.params`` with the config's ``noise``
     (the seed comes from ``seeds``)."""
     if config.model.name != "srgnn":
@@ -496,7 +496,7 @@ def run_sweep(sweep: SweepSpec, data: SequenceData, options: DIPSGNNOptions, bac
 
 def run_dipsgnn(config: Config, options: DIPSGNNOptions) -> Results:
     """The ``dipsgnn`` study (module docstring)."""
-    backbone = _backbone(config)
+    backbone = backbone_params(config)
     results = new_results(config)
     data = prepare_sequences(config, options, results)
     column = options.paper_column or PAPER_COLUMN_OF.get(config.dataset.name)
