@@ -92,6 +92,7 @@ def test_same_seed_same_numbers(planted) -> None:
 TINY_STUDY = {
     "name": "exposure-tiny",
     "study": "exposure",
+    "noise": "simulation",  # protection draws repeat, so the orderings checked below are not left to chance
     "dataset": {"name": "synthetic", "options": {"n_users": 60, "n_items": 150, "n_interactions": 2400, "seed": 0}},
     "model": {"name": "sasrec", "params": {"hidden": 16, "n_blocks": 1, "n_epochs": 2, "eval_every": 1}},
     "study_options": {
