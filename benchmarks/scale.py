@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -154,7 +154,7 @@ def main() -> None:
         return
     if not args.summary:
         for n in args.sizes:
-            record = {**child(args, n), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            record = {**child(args, n), "date": datetime.now(UTC).isoformat(timespec="seconds"),
                       "machine": f"{platform.machine()} {platform.system()}, shared 2-core VM, Python {platform.python_version()}"}  # fmt: skip
             with RECORDS.open("a") as f:
                 f.write(json.dumps(record) + "\n")
