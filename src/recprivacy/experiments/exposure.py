@@ -67,6 +67,7 @@ from recprivacy.errors import ConfigError
 from recprivacy.experiments.audit import AuditContext, SectionWriter, register_audit_section
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
+from recprivacy.experiments.sampling import sample_users
 from recprivacy.models import make_model
 from recprivacy.models.base import Recommender
 from recprivacy.models.sasrec import SASRec
@@ -662,7 +663,8 @@ register_study("exposure", run_exposure, ExposureOptions, "exposure leakage atta
 
 class ExposureAuditOptions(StudyOptions):
     """The audit's exposure section: simulated exposure from the audit's target, one attacker,
-    and random-position uniform replacement at ``ratios``."""
+    and random-position uniform replacement at ``ratios``; ``max_users``: replay and attack a
+    seeded random sample of at most this many users (None: all; ``experiments.sampling``)."""
 
     history_len: PositiveInt = 5
     slate_size: PositiveInt = 10
@@ -672,6 +674,7 @@ class ExposureAuditOptions(StudyOptions):
     n_epochs: PositiveInt = 10
     patience: PositiveInt = 3
     ratios: list[float] = Field(default_factory=lambda: [0.2, 0.4, 0.6])
+    max_users: PositiveInt | None = 3000
 
 
 def exposure_section(ctx: AuditContext, out: SectionWriter) -> None:
@@ -682,8 +685,13 @@ def exposure_section(ctx: AuditContext, out: SectionWriter) -> None:
     if encoder not in ENCODERS or decoder not in DECODERS:
         raise ConfigError(f"study_options.exposure.attacker: expected 'encoder+decoder', got {opts.attacker!r}")
     data = ctx.data.full
-    groups = user_groups(np.flatnonzero(data.user_counts() > opts.history_len), data.n_users, ctx.config.seed)
-    pairs = simulate_exposure(ctx.model, data, opts.history_len, opts.slate_size, max_pairs_per_user=opts.max_pairs_per_user)
+    eligible = np.flatnonzero(data.user_counts() > opts.history_len)
+    chosen = sample_users(eligible, opts.max_users, ctx.config.seed)
+    groups = user_groups(chosen, data.n_users, ctx.config.seed)
+    pairs = simulate_exposure(ctx.model, data, opts.history_len, opts.slate_size, users=chosen,
+                              max_pairs_per_user=opts.max_pairs_per_user)
+    if len(chosen) < len(eligible):
+        out.write(f"Replayed and attacked a seeded random sample of {len(chosen)} of the {len(eligible)} users (`max_users`).")
     parts = split_pairs(pairs, groups)
     attack = ExposureAttack(encoder, decoder, dim=opts.dim, n_epochs=opts.n_epochs, patience=opts.patience, seed=ctx.config.seed)
     attack.fit(parts["train"], parts["valid"])

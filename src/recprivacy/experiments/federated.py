@@ -52,7 +52,7 @@ from collections import defaultdict
 from typing import Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, PositiveInt
 
 from recprivacy.attacks.attribute import (
     COMPONENT_SETS,
@@ -73,6 +73,7 @@ from recprivacy.defenses.federated_dp import BASELINES, make_baseline
 from recprivacy.experiments.audit import AuditContext, SectionWriter, catalogue_fit, register_audit_section
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
+from recprivacy.experiments.sampling import sample_users
 from recprivacy.federated.features import attribute_labels, user_features
 from recprivacy.federated.models import make_federated_model
 from recprivacy.federated.protocol import LocalTraining
@@ -438,13 +439,15 @@ register_study("federated", run_federated, FederatedOptions, "federated GCN reco
 
 
 class AttributeAuditOptions(StudyOptions):
-    """Black-box attribute inference from recommendation lists."""
+    """Black-box attribute inference from recommendation lists; ``max_users``: attack a seeded
+    random sample of at most this many users (None: all; ``experiments.sampling``)."""
 
     attributes: list[Literal["gender", "age", "occupation"]] = Field(default_factory=lambda: ["gender", "age"], min_length=1)
     k: int = Field(20, ge=1)
     zeta: float = Field(0.2, gt=0, lt=1)
     attackers: list[Literal["dnn", "tree", "svc", "knn"]] = Field(default_factory=lambda: ["dnn", "knn"], min_length=1)
     seeds: int = Field(3, ge=1)
+    max_users: PositiveInt | None = 5000
 
 
 def attribute_section(ctx: AuditContext, out: SectionWriter) -> None:
@@ -455,8 +458,10 @@ def attribute_section(ctx: AuditContext, out: SectionWriter) -> None:
     if not have:
         out.write(f"Dataset `{data.name}` has none of the attributes {opts.attributes}; no attribute inference was run.")
         return
-    users, lists = served_to_all(ctx, opts.k)
+    users, lists = served_to_all(ctx, opts.k, opts.max_users)
     x = recommendation_matrix(lists, data.n_items)
+    if opts.max_users is not None and len(users) == opts.max_users:
+        out.write(f"Attacked a seeded random sample of {len(users)} users (`max_users`).")
     rows = []
     for attribute in have:
         y, names = attribute_labels(data, attribute)
@@ -479,13 +484,16 @@ def attribute_section(ctx: AuditContext, out: SectionWriter) -> None:
     )
 
 
-def served_to_all(ctx: AuditContext, k: int) -> tuple[np.ndarray, np.ndarray]:
+def served_to_all(ctx: AuditContext, k: int, max_users: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Users and the top-``k`` lists the target serves them: members from their training
     interactions, then (when the target serves users it was not trained on) held-out users
-    from their whole history."""
-    members = ctx.members
+    from their whole history; at most ``max_users`` of them, a seeded sample
+    (``sample_users``) drawn before any list is served."""
+    everyone = np.concatenate([ctx.members, ctx.data.heldout_users if ctx.target.serves_unseen else ctx.members[:0]])
+    chosen = sample_users(everyone, max_users, ctx.config.seed)
+    is_member = np.isin(chosen, ctx.members)
+    members, outsiders = chosen[is_member], chosen[~is_member]
     lists = [ctx.target.serve(members, k, ctx.data.train, trained=True)]
-    outsiders = ctx.data.heldout_users if ctx.target.serves_unseen else members[:0]
     if len(outsiders):
         lists.append(ctx.target.serve(outsiders, k, ctx.data.full, trained=False))
     return np.concatenate([members, outsiders]), np.concatenate(lists)
