@@ -8,16 +8,21 @@ baselines (``attacks.membership.list_statistics``). ``estimates`` turns scores i
 best attack against the best trivial baseline (paired AUC difference on the same targets) and
 against a blind guess (0.5); when the attack leaks but does not beat a trivial statistic, the
 verdict says the signal is the protocol, not memorisation. Over several seeds the margins are
-per-seed AUC differences with a t interval (``mean_interval``).
+per-seed AUC differences with a t interval (``mean_interval``). ``protocol_records`` and
+``summarise_records`` run and aggregate the protocol comparison (``benchmarks/membership_protocols.py``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from recprivacy.attacks.membership import AttackSpec, MembershipLab
+from recprivacy.attacks.membership import AttackSpec, LabOptions, MembershipLab
+from recprivacy.attacks.membership.protocols import PROTOCOLS
+from recprivacy.data.interactions import Interactions
 from recprivacy.metrics.intervals import Estimate, auc_difference_interval, auc_interval, mean_interval, tpr_at_fpr_interval
 from recprivacy.metrics.verdict import Verdict, judge_attack
 
@@ -94,3 +99,39 @@ def judge(runs: list[Scored], seed: int = 0) -> Judgement:
     if against_chance.label.startswith("leaks") and against_trivial.label != "leaks":
         text += f"; against a blind guess it {against_chance}: a trivial statistic does as well, the signal is the protocol, not memorisation"
     return Judgement(against_trivial, a, b, attack, baseline, text)
+
+
+def protocol_records(data: Interactions, algorithms: Sequence[str], seeds: Sequence[int], options: LabOptions,
+                     k: int = 100, n_factors: int = 100) -> list[dict[str, Any]]:  # fmt: skip
+    """One record per (seed, algorithm, protocol, attack or baseline): ROC AUC with its bootstrap
+    interval and TPR at 1% FPR with its Clopper-Pearson interval, Assumption I on ``data``."""
+    records = []
+    for seed in seeds:
+        lab = MembershipLab({data.name: data}, options, seed=seed)
+        for algorithm in algorithms:
+            for protocol in PROTOCOLS:
+                spec = AttackSpec((data.name, algorithm), (data.name, algorithm), k=k, n_factors=n_factors, protocol=protocol)
+                s = score_all(lab, spec)
+                for kind, group in (("attack", s.attacks), ("trivial", s.baselines)):
+                    for key, scores in group.items():
+                        e = estimates(s.labels, scores, seed=seed)
+                        records.append({"seed": seed, "algorithm": algorithm, "protocol": protocol, "kind": kind, "name": key,
+                                        "n_members": int(s.labels.sum()), "n_nonmembers": int((s.labels == 0).sum()),
+                                        **{m: v.to_dict() for m, v in e.items()}})  # fmt: skip
+    return records
+
+
+def summarise_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mean over seeds (t interval, sample sd) of ROC AUC and TPR at 1% FPR per algorithm, protocol and name."""
+    keys = list(dict.fromkeys((r["algorithm"], r["protocol"], r["kind"], r["name"]) for r in records))
+    out = []
+    for algorithm, protocol, kind, name in keys:
+        rows = [r for r in records if (r["algorithm"], r["protocol"], r["kind"], r["name"]) == (algorithm, protocol, kind, name)]
+        aucs = [r["auc"]["value"] for r in rows]
+        tprs = [r["tpr@1%fpr"]["value"] for r in rows if r["tpr@1%fpr"]["resolvable"]]
+        auc = mean_interval(aucs)
+        out.append({"algorithm": algorithm, "protocol": protocol, "kind": kind, "name": name, "seeds": len(rows),
+                    "auc": auc.to_dict(), "auc_sd": float(np.std(aucs, ddof=1)) if len(aucs) > 1 else float("nan"),
+                    "tpr@1%fpr": mean_interval(tprs).to_dict() if tprs else None,
+                    "n_nonmembers": rows[0]["n_nonmembers"]})  # fmt: skip
+    return out
