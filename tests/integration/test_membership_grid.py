@@ -22,7 +22,7 @@ def lab():
 
 
 def test_assumption_two_grid_trains_each_recommender_once(lab):
-    specs = [AttackSpec(("syn", a), ("syn", b), k=20, n_factors=16) for a in ALGORITHMS for b in ALGORITHMS]
+    specs = [AttackSpec(("syn", a), ("syn", b), k=20, n_factors=16, protocol="paper") for a in ALGORITHMS for b in ALGORITHMS]
     outcomes = lab.run_all(specs)
     assert [o.spec.code for o in outcomes][:3] == ["SISI", "SISL", "SISN"]
     models = [key for key in lab._cache if key[0] == "model"]
@@ -50,14 +50,14 @@ def test_defence_changes_only_non_member_lists(lab):
 def test_sweeps_reuse_lists_and_other_settings_run(lab):
     before = sum(key[0] == "model" for key in lab._cache)
     for k in (5, 10):
-        lab.run(AttackSpec(("syn", "itemcf"), ("syn", "itemcf"), k=k, n_factors=16))
+        lab.run(AttackSpec(("syn", "itemcf"), ("syn", "itemcf"), k=k, n_factors=16, protocol="paper"))
     assert sum(key[0] == "model" for key in lab._cache) == before
-    kmeans = lab.run(AttackSpec(("syn", "neumf"), ("syn", "neumf"), k=20, n_factors=16, attack="kmeans"))
+    kmeans = lab.run(AttackSpec(("syn", "neumf"), ("syn", "neumf"), k=20, n_factors=16, protocol="paper", attack="kmeans"))
     assert kmeans.report["auc_aligned"] >= 0.5
     for spec in (
-        AttackSpec(("syn", "lfm"), ("syn", "lfm"), k=20, n_factors=16, defense="both"),
-        AttackSpec(("syn", "lfm"), ("syn", "lfm"), k=20, n_factors=16, weighting="uniform", feature="similarity"),
-        AttackSpec(("syn", "lfm"), ("syn", "lfm"), k=20, n_factors=16, shadow_fraction=0.7),
+        AttackSpec(("syn", "lfm"), ("syn", "lfm"), k=20, n_factors=16, protocol="paper", defense="both"),
+        AttackSpec(("syn", "lfm"), ("syn", "lfm"), k=20, n_factors=16, protocol="paper", weighting="uniform", feature="similarity"),
+        AttackSpec(("syn", "lfm"), ("syn", "lfm"), k=20, n_factors=16, protocol="paper", shadow_fraction=0.7),
     ):
         assert 0.0 <= lab.run(spec).report["auc"] <= 1.0
 

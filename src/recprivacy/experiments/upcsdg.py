@@ -255,7 +255,7 @@ class SeedRun:
         algorithm, params = o.membership_algorithm, o.downstream.get(o.membership_algorithm, {})
         lab = MembershipLab({full.name: full}, LabOptions(min_interactions=o.membership_min_interactions, holdout="none",
                                                           model_params={algorithm: params}), seed=self.seed)
-        spec = AttackSpec((full.name, algorithm), (full.name, algorithm), k=o.membership_list_k)
+        spec = AttackSpec((full.name, algorithm), (full.name, algorithm), k=o.membership_list_k, protocol="paper")
         self.rows.append(self._row("membership", "original", math.nan, math.nan, **_attack_summary(lab.run(spec).report)))
         group = lab.partition(full.name).target
         attack, vectors = lab.attack_model(spec), lab.vectors(full.name, spec.n_factors)

@@ -17,8 +17,13 @@ table once, trains one attack model per distinct shadow side and scores it on ev
 item vectors and target features the target dataset's: two independent item spaces in the
 cross-dataset settings, as in the paper (decision 21).
 
+``AttackSpec.protocol`` says what non-members are shown (:mod:`.protocols`): ``served`` (the
+default; the recommender serves them from their history as new users) or ``paper`` (the
+members' popular list). Shadow and target follow the same protocol: the adversary knows how
+the system treats new users.
+
 The defence enters as ``randomize(ranking, n_users, k, seed) -> lists``, a function that
-replaces the non-members' popular lists (the experiments layer passes
+replaces the non-members' popular lists (``paper`` protocol only) (the experiments layer passes
 ``defenses.PopularityRandomization``); ``AttackSpec.defense`` says whether it protects the
 target only or both target and shadow (the adaptive adversary of decision 20).
 """
@@ -36,7 +41,8 @@ from typing import Any
 import numpy as np
 
 from recprivacy.attacks.membership.attack_models import make_attack
-from recprivacy.attacks.membership.features import user_features
+from recprivacy.attacks.membership.calibrated import direction, lira_offline_scores, lira_scores, rmia_scores
+from recprivacy.attacks.membership.features import origin_features, user_features
 from recprivacy.attacks.membership.item_vectors import fit_item_vectors, load_item_vectors
 from recprivacy.attacks.membership.lists import (
     check_list_length,
@@ -46,6 +52,15 @@ from recprivacy.attacks.membership.lists import (
     popularity_ranking,
 )
 from recprivacy.attacks.membership.partition import Group, Partition, partition_dataset
+from recprivacy.attacks.membership.list_statistics import (
+    TRIVIAL,
+    feature_norm,
+    mean_popularity,
+    orientation,
+    popular_overlap,
+)
+from recprivacy.attacks.membership.protocols import PROTOCOLS, check_protocol, served_histories, served_lists
+from recprivacy.attacks.membership.references import FitFn, ReferenceLists, reference_lists, union
 from recprivacy.data.interactions import Interactions
 from recprivacy.errors import ConfigError
 from recprivacy.metrics.attack import binary_attack_report
@@ -79,10 +94,15 @@ class AttackSpec:
     attack: str = "mlp"
     defense: str = "none"
     shadow_fraction: float = 1.0
+    protocol: str = "served"
 
     def __post_init__(self) -> None:
         if self.defense not in DEFENSE_SCOPES:
             raise ConfigError(f"defense: expected one of {list(DEFENSE_SCOPES)}, got {self.defense!r}")
+        check_protocol(self.protocol)
+        if self.defense != "none" and self.protocol != "paper":
+            raise ConfigError("defense: Popularity Randomization replaces the popular list of the 'paper' protocol; "
+                              f"under {self.protocol!r} non-members get personalised lists (set protocol='paper')")
 
     @property
     def code(self) -> str:
@@ -116,6 +136,12 @@ class LabOptions:
     vector_files: dict[str, str | Path] = field(default_factory=dict)
     model_params: dict[str, dict[str, Any]] = field(default_factory=dict)
     attack_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    n_references: int = 8
+    calibration_statistics: tuple[str, ...] = ("popular_overlap", "feature_norm")
+
+
+#: the calibrated attacks (``calibrated`` module) the lab runs on reference recommenders
+CALIBRATED = ("lira", "lira_offline", "rmia")
 
 
 @dataclass
@@ -147,6 +173,9 @@ class MembershipLab:
     models:
         Fitted recommenders by ``(dataset, role, algorithm)``, used instead of training one
         on the group's members (the audit's target).
+    trainers:
+        ``fit(train, index) -> model`` by algorithm, used instead of ``make_model`` to train the
+        calibrated attacks' reference recommenders (the audit's training function).
     """
 
     def __init__(
@@ -157,6 +186,7 @@ class MembershipLab:
         randomize: Randomize | None = None,
         partitions: Mapping[str, Partition] | None = None,
         models: Mapping[tuple[str, str, str], Recommender] | None = None,
+        trainers: Mapping[str, FitFn] | None = None,
     ) -> None:
         self.datasets = dict(datasets)
         self.options = options or LabOptions()
@@ -165,6 +195,7 @@ class MembershipLab:
         self.timings: dict[str, float] = {}
         self._cache: dict[tuple, Any] = {("partition", name): p for name, p in (partitions or {}).items()}
         self._cache.update({("model", *key, 1.0): model for key, model in (models or {}).items()})
+        self.trainers = dict(trainers or {})
         self.k_max = 0
 
     # ------------------------------------------------------------------ plumbing
@@ -239,10 +270,22 @@ class MembershipLab:
         lists = self._cached(key, "lists", lambda: personalised_lists(model, group.members, k_max))
         return lists[:, :k]
 
-    def nonmember_lists(self, dataset: str, role: str, k: int, defended: bool, fraction: float = 1.0) -> np.ndarray:
-        """``[n_nonmembers, k]``: the members' popular list, or the defence's random lists."""
+    def histories(self, dataset: str, role: str, fraction: float = 1.0) -> Interactions:
+        """The group's interactions minus the held-out ones (what served non-members are served from)."""
+        return self._cached(("histories", dataset, role, fraction), "lists",
+                            lambda: served_histories(self.group(dataset, role, fraction)))  # fmt: skip
+
+    def nonmember_lists(self, dataset: str, role: str, algorithm: str, k: int, defended: bool,
+                        protocol: str = "paper", fraction: float = 1.0) -> np.ndarray:  # fmt: skip
+        """``[n_nonmembers, k]``: served by the recommender (``served``), or the members' popular
+        list or the defence's random lists (``paper``)."""
         group = self.group(dataset, role, fraction)
         check_list_length(k, group.train)
+        if check_protocol(protocol) == "served":
+            model = self.recommender(dataset, role, algorithm, fraction)
+            key = ("served_lists", dataset, role, algorithm, k, fraction)
+            return self._cached(key, "lists", lambda: served_lists(
+                model, self.histories(dataset, role, fraction), group.nonmembers, k))  # fmt: skip
 
         def make() -> np.ndarray:
             ranking = popularity_ranking(group.train)
@@ -254,10 +297,11 @@ class MembershipLab:
 
         return self._cached(("nonmember_lists", dataset, role, k, defended, fraction), "lists", make)
 
-    def lists(self, dataset: str, role: str, algorithm: str, k: int, defended: bool, fraction: float = 1.0) -> np.ndarray:
+    def lists(self, dataset: str, role: str, algorithm: str, k: int, defended: bool, fraction: float = 1.0,
+              protocol: str = "paper") -> np.ndarray:  # fmt: skip
         """Lists of members then non-members (the order of ``Group.users``)."""
         return np.concatenate([self.member_lists(dataset, role, algorithm, k, fraction),
-                               self.nonmember_lists(dataset, role, k, defended, fraction)])  # fmt: skip
+                               self.nonmember_lists(dataset, role, algorithm, k, defended, protocol, fraction)])  # fmt: skip
 
     def features(self, spec: AttackSpec, role: str) -> tuple[np.ndarray, np.ndarray]:
         """Feature matrix and labels (1 = member) of the shadow or target users of ``spec``."""
@@ -265,21 +309,23 @@ class MembershipLab:
         fraction = spec.shadow_fraction if role == "shadow" else 1.0
         defended = spec.defended(role)
         group = self.group(dataset, role, fraction)
-        key = ("features", dataset, role, algorithm, fraction, spec.k, spec.n_factors, spec.weighting, spec.feature, defended)
+        key = ("features", dataset, role, algorithm, fraction, spec.k, spec.n_factors, spec.weighting, spec.feature, defended,
+               spec.protocol)  # fmt: skip
         if key not in self._cache:
-            lists = self.lists(dataset, role, algorithm, spec.k, defended, fraction)
+            lists = self.lists(dataset, role, algorithm, spec.k, defended, fraction, spec.protocol)
             vectors = self.vectors(dataset, spec.n_factors)
             with self._timed("features"):
                 self._cache[key] = user_features(spec.feature, group.data, group.users, lists, vectors, spec.weighting)
         return self._cache[key], group.labels
 
-    def hit_rates(self, dataset: str, role: str, algorithm: str, k: int = 100, defended: bool = False) -> dict[str, float]:
+    def hit_rates(self, dataset: str, role: str, algorithm: str, k: int = 100, defended: bool = False,
+                  protocol: str = "paper") -> dict[str, float]:  # fmt: skip
         """HR@k of members, non-members and all users of a group (needs a hold-out)."""
         group = self.group(dataset, role)
         if group.heldout is None:
             raise ConfigError("hit rates need held-out interactions; set holdout to 'random' or 'latest'")
         members = hit_rate(self.member_lists(dataset, role, algorithm, k), group.members, group.heldout)
-        others = hit_rate(self.nonmember_lists(dataset, role, k, defended), group.nonmembers, group.heldout)
+        others = hit_rate(self.nonmember_lists(dataset, role, algorithm, k, defended, protocol), group.nonmembers, group.heldout)
         n_m, n_o = len(group.members), len(group.nonmembers)
         return {"members": members, "nonmembers": others, "all": (members * n_m + others * n_o) / (n_m + n_o)}
 
@@ -289,12 +335,13 @@ class MembershipLab:
         features for the unsupervised K-Means baseline)."""
         if spec.attack == "kmeans":
             x, _ = self.features(spec, "target")
-            key = ("attack", "kmeans", spec.target, spec.k, spec.n_factors, spec.weighting, spec.feature, spec.defended("target"))
+            key = ("attack", "kmeans", spec.target, spec.k, spec.n_factors, spec.weighting, spec.feature, spec.defended("target"),
+                   spec.protocol)  # fmt: skip
             params = self.options.attack_params.get("kmeans", {})
             return self._cached(key, "attack_fit", lambda: make_attack("kmeans", self._sub_seed(*key), **params).fit(x))
         x, y = self.features(spec, "shadow")
         key = ("attack", spec.attack, spec.shadow, spec.k, spec.n_factors, spec.weighting, spec.feature,
-               spec.defended("shadow"), spec.shadow_fraction)  # fmt: skip
+               spec.defended("shadow"), spec.shadow_fraction, spec.protocol)  # fmt: skip
         params = self.options.attack_params.get(spec.attack, {})
         return self._cached(key, "attack_fit", lambda: make_attack(spec.attack, self._sub_seed("attack", *key), **params).fit(x, y))
 
@@ -309,6 +356,89 @@ class MembershipLab:
             report["auc_aligned"] = max(report["auc"], 1.0 - report["auc"])
         report["attack_restarts"] = getattr(model, "restarts_", 0)
         return AttackOutcome(spec, report, scores, y)
+
+    # ------------------------------------------------------------------ baselines and calibrated attacks
+    def adversary_counts(self, dataset: str) -> np.ndarray:
+        """Interactions per item in the adversary's own data (every interaction of the shadow users)."""
+        return self._cached(("adversary_counts", dataset), "baselines",
+                            lambda: self.group(dataset, "shadow").data.item_counts().astype(np.float64))  # fmt: skip
+
+    def statistic(self, name: str, spec: AttackSpec, dataset: str, data: Interactions, users: np.ndarray,
+                  lists: np.ndarray) -> np.ndarray:  # fmt: skip
+        """The :mod:`.list_statistics` value ``name`` of ``users``' ``lists`` (``data``: their interactions)."""
+        counts = self.adversary_counts(dataset)
+        if name == "popular_overlap":
+            return popular_overlap(lists, counts)
+        if name == "mean_popularity":
+            return mean_popularity(lists, counts)
+        if name == "feature_norm":
+            return feature_norm(origin_features(data, users, lists, self.vectors(dataset, spec.n_factors), spec.weighting))
+        raise ConfigError(f"list statistic: expected one of {list(TRIVIAL)}, got {name!r}")
+
+    def _role_statistic(self, name: str, spec: AttackSpec, role: str) -> np.ndarray:
+        dataset, algorithm = spec.shadow if role == "shadow" else spec.target
+        fraction = spec.shadow_fraction if role == "shadow" else 1.0
+        group = self.group(dataset, role, fraction)
+        lists = self.lists(dataset, role, algorithm, spec.k, spec.defended(role), fraction, spec.protocol)
+        return self.statistic(name, spec, dataset, group.data, group.users, lists)
+
+    def trivial_scores(self, spec: AttackSpec) -> dict[str, np.ndarray]:
+        """Each trivial statistic of the target users' lists, pointed the way it separates the
+        adversary's own shadow users (``list_statistics.orientation``)."""
+        labels = self.group(spec.shadow[0], "shadow", spec.shadow_fraction).labels
+        with self._timed("baselines"):
+            return {name: orientation(self._role_statistic(name, spec, "shadow"), labels)
+                    * self._role_statistic(name, spec, "target") for name in TRIVIAL}  # fmt: skip
+
+    def references(self, dataset: str, algorithm: str, k: int) -> ReferenceLists:
+        """Reference recommenders on shares of the shadow and target users as large as the target's
+        members (``references`` module)."""
+        shadow, target = self.group(dataset, "shadow"), self.group(dataset, "target")
+        histories = union(self.histories(dataset, "shadow"), self.histories(dataset, "target"))
+        params = self.options.model_params.get(algorithm, {})
+
+        def fit(train: Interactions, j: int) -> Any:
+            if algorithm in self.trainers:
+                return self.trainers[algorithm](train, j)
+            return make_model(algorithm, **{"seed": self._sub_seed("reference", dataset, algorithm, j), **params}).fit(train)
+
+        users = np.concatenate([shadow.users, target.users])
+        share = len(target.members) / len(users)
+        return self._cached(("references", dataset, algorithm, k), f"references:{algorithm}", lambda: reference_lists(
+            fit, histories, users, self.options.n_references, k, PROTOCOLS, self._sub_seed("references", dataset), share))  # fmt: skip
+
+    def calibrated_scores(self, spec: AttackSpec) -> dict[str, np.ndarray]:
+        """LiRA (online, offline) and RMIA scores of the target users (``calibrated`` module) from
+        the ``calibration_statistics`` of their lists; the shadow users are RMIA's population."""
+        if spec.shadow != spec.target or spec.defense != "none" or spec.shadow_fraction != 1.0:
+            raise ConfigError("calibrated attacks need Assumption I without defence: shadow == target, defense='none'")
+        dataset, algorithm = spec.target
+        shadow, target = self.group(dataset, "shadow"), self.group(dataset, "target")
+        refs = self.references(dataset, algorithm, spec.k)
+        data, population_lists = union(shadow.data, target.data), self._population_lists(spec)
+        with self._timed("calibrated"):
+            stats = np.stack([np.stack([self.statistic(name, spec, dataset, data, refs.users, lists)
+                                        for lists in refs.lists[spec.protocol]], axis=1)
+                              for name in self.options.calibration_statistics], axis=2)  # fmt: skip
+            t = np.stack([self._role_statistic(name, spec, "target") for name in self.options.calibration_statistics], axis=1)
+            population = np.stack([self.statistic(name, spec, dataset, shadow.data, shadow.users, population_lists)
+                                   for name in self.options.calibration_statistics], axis=1)  # fmt: skip
+            scale = direction(stats, refs.in_mask) / stats.std(axis=(0, 1)).clip(1e-12)
+            stats, t, population = stats * scale, t * scale, population * scale
+            is_target = np.arange(len(refs.users)) >= len(shadow.users)
+            on_target, mask = stats[is_target], refs.in_mask[is_target]
+            return {"lira": lira_scores(t, on_target, mask), "lira_offline": lira_offline_scores(t, on_target, mask),
+                    "rmia": rmia_scores(t, on_target, population, stats[~is_target])}  # fmt: skip
+
+    def _population_lists(self, spec: AttackSpec) -> np.ndarray:
+        """What the target shows the shadow users, who never trained it: a non-member's list."""
+        dataset, algorithm = spec.target
+        shadow = self.group(dataset, "shadow")
+        if spec.protocol == "paper":
+            return popular_lists(popularity_ranking(self.group(dataset, "target").train), len(shadow.users), spec.k)
+        model = self.recommender(dataset, "target", algorithm)
+        return self._cached(("population_lists", dataset, algorithm, spec.k), "lists", lambda: served_lists(
+            model, self.histories(dataset, "shadow"), shadow.users, spec.k))  # fmt: skip
 
     def run_all(self, specs: list[AttackSpec]) -> list[AttackOutcome]:
         """Run every spec, computing each member list once at the longest ``k`` asked for."""

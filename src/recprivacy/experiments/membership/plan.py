@@ -45,9 +45,11 @@ class Plan:
 
 
 def base_spec(o: MembershipOptions, dataset: str, algorithm: str) -> AttackSpec:
-    """The Assumption I setting of ``(dataset, algorithm)`` with the configured defaults."""
+    """The Assumption I setting of ``(dataset, algorithm)`` with the configured defaults, under the
+    paper's protocol (popular lists for non-members), which the study reproduces."""
     pair = (dataset, algorithm)
-    return AttackSpec(pair, pair, k=o.k, n_factors=o.n_factors, weighting=o.weighting, feature=o.feature, attack=o.attack)
+    return AttackSpec(pair, pair, k=o.k, n_factors=o.n_factors, weighting=o.weighting, feature=o.feature, attack=o.attack,
+                      protocol="paper")
 
 
 def plan_experiment(name: str, o: MembershipOptions, datasets: list[str]) -> Plan:
@@ -57,7 +59,8 @@ def plan_experiment(name: str, o: MembershipOptions, datasets: list[str]) -> Pla
     if name == "hit_rate":
         return Plan(hit_rates=[(d, r, a, False) for d in datasets for r in ("shadow", "target") for a in o.algorithms])
     if name == "assumption1":
-        return Plan(diagonal, roc=diagonal)
+        served = [replace(s, protocol="served") for s in diagonal]
+        return Plan(diagonal + served, roc=diagonal)
     if name == "assumption2":
         return Plan(grid)
     if name == "assumption3":

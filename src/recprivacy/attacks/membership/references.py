@@ -1,0 +1,65 @@
+"""Reference ("shadow") recommenders for the calibrated attacks (:mod:`.calibrated`).
+
+``M`` recommenders of the target's algorithm are trained, each on the histories of a random
+share of a user pool (``calibrated.reference_assignment``: every pool user is IN the same number
+of them). Each reference then shows every pool user a list the way the target would: IN users get
+their personalised top-k (training items excluded), OUT users what the protocol gives a
+non-member, their list served from their history (``served``) or the reference's popular list
+(``paper``). Training is the only per-reference cost; both protocols' lists come from the same
+references.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from recprivacy.attacks.membership.calibrated import reference_assignment
+from recprivacy.attacks.membership.lists import popular_lists, popularity_ranking
+from recprivacy.attacks.membership.protocols import served_lists
+from recprivacy.data.interactions import Interactions
+
+FitFn = Callable[[Interactions, int], Any]
+
+
+@dataclass(frozen=True)
+class ReferenceLists:
+    """``lists[protocol]``: ``[M, len(users), k]`` lists the references show the pool ``users``;
+    ``in_mask[u, j]``: whether user ``users[u]`` trained reference ``j``."""
+
+    users: np.ndarray
+    in_mask: np.ndarray
+    lists: dict[str, np.ndarray]
+
+
+def union(a: Interactions, b: Interactions) -> Interactions:
+    """Rows of ``a`` then ``b`` (same id spaces, disjoint users)."""
+
+    def both(x: np.ndarray | None, y: np.ndarray | None) -> np.ndarray | None:
+        return None if x is None or y is None else np.concatenate([x, y])
+
+    return a.with_changes(users=np.concatenate([a.users, b.users]), items=np.concatenate([a.items, b.items]),
+                          ratings=both(a.ratings, b.ratings), timestamps=both(a.timestamps, b.timestamps))  # fmt: skip
+
+
+def reference_lists(fit: FitFn, histories: Interactions, users: np.ndarray, n_refs: int, k: int,
+                    protocols: Sequence[str], seed: int, share: float = 0.5) -> ReferenceLists:  # fmt: skip
+    """Train ``n_refs`` references with ``fit(train, index)`` on halves of ``users``' ``histories``
+    and collect the lists they show every user under each protocol (module docstring); each
+    user trains a ``share`` of the references."""
+    users = np.asarray(users, dtype=np.int64)
+    in_mask = reference_assignment(len(users), n_refs, seed, share)
+    out = {p: np.empty((n_refs, len(users), k), dtype=np.int64) for p in protocols}
+    for j in range(n_refs):
+        inside, outside = users[in_mask[:, j]], users[~in_mask[:, j]]
+        train = histories.subset_users(inside)
+        model = fit(train, j)
+        personal = np.asarray(model.recommend(inside, k), dtype=np.int64)
+        for p in protocols:
+            out[p][j, in_mask[:, j]] = personal
+            out[p][j, ~in_mask[:, j]] = (served_lists(model, histories, outside, k) if p == "served"
+                                         else popular_lists(popularity_ranking(train), len(outside), k))  # fmt: skip
+    return ReferenceLists(users, in_mask, out)
