@@ -50,23 +50,23 @@ def bpr_loss(pos_scores: torch.Tensor, neg_scores: torch.Tensor) -> torch.Tensor
     return -F.logsigmoid(pos_scores - neg_scores).mean()
 
 
-def bpr_gradients(
-    u: torch.Tensor, qi: torch.Tensor, qj: torch.Tensor, reg: float
-) -> tuple[float, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The batch loss ``L`` and its gradients with respect to the gathered rows ``u``, ``qi``,
-    ``qj`` (``[B, d]`` each; module docstring)."""
+def bpr_gradients(u: torch.Tensor, q: torch.Tensor, reg: float) -> tuple[float, torch.Tensor, torch.Tensor]:
+    """The batch loss ``L`` and its gradients (module docstring) with respect to the gathered
+    user rows ``u`` (``[B, d]``) and item rows ``q = [e_i; e_j]`` (``[2B, d]``, the positives
+    first), as ``(L, ∂L/∂u, ∂L/∂q)``."""
     batch = len(u)
-    diff = qi - qj
-    x = (u * diff).sum(-1)
-    weight = torch.sigmoid(-x).neg_().div_(batch)[:, None]  # ∂L/∂x = −σ(−x) / B
     decay = reg / batch
-    grad_u = torch.add(weight * diff, u, alpha=decay)
-    weighted_u = weight * u
-    grad_i = torch.add(weighted_u, qi, alpha=decay)
-    grad_j = torch.add(-weighted_u, qj, alpha=decay)
-    l2 = u.pow(2).sum() + qi.pow(2).sum() + qj.pow(2).sum()
+    diff = q[:batch] - q[batch:]
+    x = torch.einsum("bd,bd->b", u, diff)
+    weight = torch.sigmoid(-x).neg_().div_(batch)[:, None]  # ∂L/∂x = −σ(−x) / B
+    grad_u = diff.mul_(weight).add_(u, alpha=decay)
+    weighted_u = u * weight
+    grad_q = q * decay
+    grad_q[:batch] += weighted_u
+    grad_q[batch:] -= weighted_u
+    l2 = torch.dot(u.view(-1), u.view(-1)) + torch.dot(q.view(-1), q.view(-1))
     loss = -F.logsigmoid(x).mean() + 0.5 * decay * l2
-    return float(loss), grad_u, grad_i, grad_j
+    return float(loss), grad_u, grad_q
 
 
 class PairwiseRecommender(FactorRecommender):
@@ -172,10 +172,10 @@ class BPRMF(PairwiseRecommender):
         optimizer = RowAdam([user, item], lr=self.lr)
 
         def step(users: torch.Tensor, pos: torch.Tensor, neg: torch.Tensor) -> float:
+            items = torch.cat([pos, neg])
             with torch.no_grad():
-                u, qi, qj = user.index_select(0, users), item.index_select(0, pos), item.index_select(0, neg)
-                loss, grad_u, grad_i, grad_j = bpr_gradients(u, qi, qj, self.reg)
-                optimizer.step([(users, grad_u), (torch.cat([pos, neg]), torch.cat([grad_i, grad_j]))])
+                loss, grad_u, grad_q = bpr_gradients(user.index_select(0, users), item.index_select(0, items), self.reg)
+                optimizer.step([(users, grad_u), (items, grad_q)])
             return loss
 
         return step

@@ -74,4 +74,4 @@ class RowAdam:
         first.index_copy_(0, rows, m)
         second.index_copy_(0, rows, v)
         denom = v.div_(1 - beta2**self.t).sqrt_().add_(self.eps)
-        table.index_add_(0, rows, m.div_(denom), alpha=-self.lr / (1 - beta1**self.t))
+        table.index_put_((rows,), m.div_(denom).mul_(-self.lr / (1 - beta1**self.t)), accumulate=True)
