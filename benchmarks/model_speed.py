@@ -99,7 +99,7 @@ def main() -> None:
         "protocol": "per-user random 8:1:1, seed 0, default hyperparameters, full ranking, train+valid items masked",
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
-                    "loadavg_at_end": os.getloadavg()},  # fmt: skip
+                    "loadavg_at_end": os.getloadavg()},
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "results": rows,
     }

@@ -111,5 +111,5 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-__all__ = ["MODELS", "MODEL_NAMES", "PRESETS", *sorted(_CLASSES), "check_model_name", "make_model", "model_class",
-           "model_params"]
+__all__ = ["ALS", "BPRMF", "ItemCF", "LFM", "LightGCN", "MODELS", "MODEL_NAMES", "NCF", "PRESETS", "Popularity",
+           "Recommender", "SASRec", "SRGNN", "check_model_name", "make_model", "model_class", "model_params"]
