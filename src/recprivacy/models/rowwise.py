@@ -14,9 +14,10 @@ row's moments and keep moving untouched rows along their momentum.
 
 Decision: the moments and the update are applied with ``index_select`` / ``index_copy_`` /
 ``index_add_`` instead of autograd with ``nn.Embedding(sparse=True)`` and
-``torch.optim.SparseAdam``: on a BPR-MF batch of 2048 triples (d = 64, one thread) autograd
-with SparseAdam took 3.1 ms per step, dense autograd with Adam 2.3 ms and this path with the
-closed-form gradient of ``bpr.bpr_gradients`` about 0.5 ms (``benchmarks/model_speed.py``).
+``torch.optim.SparseAdam``: on a BPR-MF batch of 2048 triples (d = 64, one thread, the shared
+2-core machine) autograd with SparseAdam was about 1.3x slower per step than dense autograd with
+Adam, and this path with the closed-form gradient of ``bpr.bpr_gradients`` about 1.7x faster
+(whole fits: ``benchmarks/model_speed.py``).
 """
 
 from __future__ import annotations
