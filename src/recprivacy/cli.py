@@ -15,6 +15,11 @@ Bad input (any ``RecPrivacyError``, including invalid configs) prints one line
 ``recprivacy --debug ...`` shows the traceback instead. After a run, the first table of the
 report (the risk summary of an audit, the test metrics of a training run) is printed with the
 path of the report.
+
+Start-up: this module imports only the light libraries (typer, rich, pydantic, yaml) and
+``recprivacy.config``; each command imports the studies, data loaders and report it needs
+inside its function, so ``--help``, ``datasets list`` and one-line errors do not pay for torch,
+pandas or scikit-learn (``tests/unit/test_cli_imports.py``).
 """
 
 from __future__ import annotations
@@ -24,29 +29,20 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
 import typer
 import yaml
 from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from recprivacy.config import Config, load_config
-from recprivacy.data.loaders.download import download_movielens
-from recprivacy.data.registry import list_datasets, load_dataset
-from recprivacy.data.tables import read_table
+from recprivacy.config import Config, default_audit_config, default_synthesize_config, load_config
 from recprivacy.errors import ConfigError, RecPrivacyError
-from recprivacy.experiments import Results, load_results, run_config
-from recprivacy.experiments.audit import default_audit_config
-from recprivacy.experiments.own_audit import Audit, interactions_file, load_target, read_users
-from recprivacy.experiments.target import Target
-from recprivacy.experiments.upcsdg import default_synthesize_config
-from recprivacy.experiments.upcsdg import synthesize as synthesize_release
-from recprivacy.io import check_output_folder
-from recprivacy.report import write_report
-from recprivacy.report.tables import format_value
+
+if TYPE_CHECKING:
+    from recprivacy.experiments import Results
+    from recprivacy.experiments.target import Target
 
 app = typer.Typer(
     name="recprivacy",
@@ -58,7 +54,7 @@ app = typer.Typer(
 datasets_app = typer.Typer(help="List the built-in datasets or describe one.", no_args_is_help=True)
 app.add_typer(datasets_app, name="datasets")
 
-_STATE = {"debug": False}
+_STATE: dict[str, Any] = {"debug": False, "threads": None}
 
 SetOption = Annotated[
     list[str] | None,
@@ -69,9 +65,19 @@ DataDirOption = Annotated[Path | None, typer.Option("--data-dir", help="Folder h
 
 
 @app.callback()
-def main(debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks instead of one-line errors.")] = False) -> None:
+def main(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks instead of one-line errors.")] = False,
+    threads: Annotated[int | None, typer.Option("--threads", min=1, help="Threads training may use "
+                                                "(overrides the config's threads; default: every core).")] = None,
+) -> None:  # fmt: skip
     """Measure and reduce privacy leakage in recommender systems."""
     _STATE["debug"] = debug
+    _STATE["threads"] = threads
+
+
+def _thread_updates() -> dict[str, Any]:
+    """The config update ``--threads`` asks for (none without it)."""
+    return {} if _STATE["threads"] is None else {"threads": _STATE["threads"]}
 
 
 @contextmanager
@@ -97,7 +103,7 @@ def run(
 ) -> None:
     """Run the study described by a YAML config and write its run folder."""
     with user_errors():
-        _execute(load_config(config, set_ or []), out)
+        _execute(load_config(config, set_ or [], updates=_thread_updates()), out)
 
 
 @app.command()
@@ -130,9 +136,13 @@ def audit(
             return
         if (lists is None) == (target is None):
             raise ConfigError("--interactions: expected exactly one of --lists FILE or --target module:name")
+        from recprivacy.experiments.own_audit import load_target
+        from recprivacy.experiments.target import Target
+
         own = Target.from_lists(lists, user_col, rank_col, item_col) if lists else load_target(target, training=fit)
         name = _slug(f"audit-{interactions.stem}-{lists.stem if lists else target}")
-        base = load_config(config, set_ or [], base=default_audit_config(), updates={} if config else {"name": name})
+        updates = _thread_updates() if config else {"name": name, **_thread_updates()}
+        base = load_config(config, set_ or [], base=default_audit_config(), updates=updates)
         files = {"interactions": interactions, "members": members, "test": test, "user_features": user_features}
         _audit_own(own, base, files, out, user_col, item_col)
 
@@ -142,6 +152,13 @@ def _audit_own(target: Target, base: Config, files: dict[str, Path | None], out:
     """Audit ``target`` on the user's files (members default to every user of the interactions).
     The files are single tables read once, so the run may be written next to them (a new
     ``<time>-<name>`` folder never overwrites anything)."""
+    import numpy as np
+
+    from recprivacy.data.tables import read_table
+    from recprivacy.experiments.own_audit import Audit, interactions_file, read_users
+    from recprivacy.io import check_output_folder
+    from recprivacy.models.training import use_threads
+
     output = out if out is not None else Path(base.output.dir)
     check_output_folder(output, option="--out" if out is not None else "output.dir")
     frame = interactions_file(files["interactions"], user_col, item_col)
@@ -150,9 +167,11 @@ def _audit_own(target: Target, base: Config, files: dict[str, Path | None], out:
     test = interactions_file(files["test"], user_col, item_col) if files["test"] else None
     features = read_table(files["user_features"]).rename(columns={user_col: "user_id"}) if files["user_features"] else None
     options = dict(base.study_options)
-    results = Audit(target, frame, members, others, test=test, user_features=features,
-                    sections=options.pop("sections", None), options=options, seed=base.seed, ks=base.eval.ks,
-                    name=base.name).run()  # fmt: skip
+    with use_threads(base.threads) as threads:
+        results = Audit(target, frame, members, others, test=test, user_features=features,
+                        sections=options.pop("sections", None), options=options, seed=base.seed, ks=base.eval.ks,
+                        name=base.name).run()  # fmt: skip
+    results.threads = threads
     run_dir = results.write(output)
     _print_headline(results)
     Console().print(f"Run written to [bold]{run_dir}[/bold]\nReport: {run_dir / 'report.html'}")
@@ -186,9 +205,12 @@ def synthesize(
     """Release a UPC-SDG synthetic version of a dataset: OUT/public/ holds the synthetic data (RecBole atomic
     files, LightGCN train.txt); OUT/private/ holds what undoes the protection (replacement map, privacy record)."""
     with user_errors():
-        release = synthesize_release(
-            _command_config(config, default_synthesize_config(), dataset, data_dir, None, set_ or []), out, privacy, k, gamma
-        )
+        settings = _command_config(config, default_synthesize_config(), dataset, data_dir, None, set_ or [])
+        from recprivacy.experiments.upcsdg import synthesize as synthesize_release
+        from recprivacy.models.training import use_threads
+
+        with use_threads(settings.threads):
+            release = synthesize_release(settings, out, privacy, k, gamma)
         s = release.summary
         rows = [[key.replace("_", " "), s[key]] for key in
                 ("users", "original_interactions", "replaced_interactions", "realised_ratio_mean", "mean_f_sim", "max_f_sim")]
@@ -216,7 +238,7 @@ def _command_config(
     ``<study>-<dataset>-<model>``.
     """
     start = load_config(path, base=base)
-    updates: dict[str, Any] = {}
+    updates: dict[str, Any] = _thread_updates()
     if dataset is not None:
         updates["dataset.name"] = dataset
     if data_dir is not None:
@@ -235,6 +257,8 @@ def _slug(text: str) -> str:
 
 
 def _execute(config: Config, out: Path | None) -> None:
+    from recprivacy.experiments import run_config
+
     results, run_dir = run_config(config, out)
     _print_headline(results)
     Console().print(f"Run written to [bold]{run_dir}[/bold]\nReport: {run_dir / 'report.html'}")
@@ -249,6 +273,8 @@ def _print_headline(results: Results) -> None:
 
 
 def _print_rows(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    from recprivacy.report.tables import format_value
+
     table = RichTable(title=title, title_justify="left")
     for i, column in enumerate(columns):
         table.add_column(str(column), ratio=3 if i == 0 else None)
@@ -264,6 +290,8 @@ def _print_rows(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]
 def datasets_list(data_dir: DataDirOption = None) -> None:
     """The datasets recprivacy can load by name, and whether their files were found."""
     with user_errors():
+        from recprivacy.data.registry import list_datasets
+
         entries = list_datasets(data_dir)
         columns = ["name", "kind", "found", "description"]
         _print_rows("Datasets", columns, [[entry[c] for c in columns] for entry in entries])
@@ -276,6 +304,8 @@ def datasets_describe(
 ) -> None:
     """Load a dataset and show its size, density and features."""
     with user_errors():
+        from recprivacy.data.registry import load_dataset
+
         info = load_dataset(name, None if data_dir is None else str(data_dir)).describe()
         rows = [[k, ", ".join(map(str, v)) if isinstance(v, list) else v] for k, v in info.items()]
         _print_rows(f"Dataset {name}", ["", "value"], rows)
@@ -285,6 +315,8 @@ def datasets_describe(
 def datasets_download(name: Annotated[str, typer.Argument(help="ml-100k or ml-1m.")]) -> None:
     """Download a MovieLens release into the cache folder, checking its checksums."""
     with user_errors():
+        from recprivacy.data.loaders.download import download_movielens
+
         folder = download_movielens(name)
         Console().print(f"{name} is in {folder}")
 
@@ -293,5 +325,8 @@ def datasets_download(name: Annotated[str, typer.Argument(help="ml-100k or ml-1m
 def report(run_dir: Annotated[Path, typer.Argument(help="A run folder (holding results.json).")]) -> None:
     """Render report.md and report.html of a run folder again from its results.json."""
     with user_errors():
+        from recprivacy.experiments import load_results
+        from recprivacy.report import write_report
+
         paths = write_report(load_results(run_dir).to_document(), run_dir)
         Console().print(f"Report: {paths['html']}\nMarkdown: {paths['markdown']}")

@@ -7,6 +7,7 @@ how it is prepared, the model, the evaluation cut-offs, the seed and where the r
     study: train
     seed: 0
     noise: secure                # or simulation: seeded protection noise, for experiments only
+    threads: null                # threads training may use (null: every core of the machine)
     dataset:
       name: ml-100k
       data_dir: ../shared/datasets
@@ -23,7 +24,8 @@ it is (file and line, or the ``--set`` override) and the allowed keys; enumerati
 ``Literal`` types so the message lists the allowed values. ``noise`` says where the randomness
 of every privacy mechanism comes from: ``secure`` (operating-system entropy, the default) or
 ``simulation`` (seeded by ``seed``, so a study repeats exactly, but it protects nobody);
-``noise_source()`` gives the run's ``privacy.randomness.NoiseSource``. ``model.params`` are checked by
+``noise_source()`` gives the run's ``privacy.randomness.NoiseSource``. The model name is checked
+against ``models.MODEL_NAMES`` without importing a model; ``model.params``, when given, by
 constructing the model. ``study_options`` stays a free dict here because the studies live above
 this module: each study registers a :class:`StudyOptions` subclass with
 ``recprivacy.experiments.runner.register_study`` and the runner validates it (with
@@ -38,15 +40,17 @@ import types
 import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from recprivacy.errors import ConfigError, RecPrivacyError
-from recprivacy.models import make_model
-from recprivacy.privacy.randomness import NoiseSource
+from recprivacy.models import check_model_name, make_model
+
+if TYPE_CHECKING:
+    from recprivacy.privacy.randomness import NoiseSource
 
 Location = tuple[str | int, ...]
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
@@ -118,8 +122,12 @@ class ModelConfig(StrictModel):
 
     @model_validator(mode="after")
     def _constructible(self) -> "ModelConfig":
+        """The name must be registered (checked without importing the model); parameters are
+        checked by constructing the model, which imports its module (and torch) only then."""
         try:
-            make_model(self.name, **self.params)
+            check_model_name(self.name)
+            if self.params:
+                make_model(self.name, **self.params)
         except (RecPrivacyError, TypeError, ValueError) as err:
             raise PydanticCustomError("model", "{err}", {"err": _one_line(err)}) from err
         return self
@@ -144,6 +152,7 @@ class Config(StrictModel):
     study: str = Field("train", pattern=NAME_PATTERN)
     seed: int = Field(0, ge=0)
     noise: Literal["secure", "simulation"] = "secure"
+    threads: PositiveInt | None = None
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
@@ -152,6 +161,8 @@ class Config(StrictModel):
 
     def noise_source(self) -> NoiseSource:
         """Where this run's protection randomness comes from (``noise`` mode, ``seed``)."""
+        from recprivacy.privacy.randomness import NoiseSource
+
         return NoiseSource(self.noise, self.seed)
 
     def to_dict(self) -> dict[str, Any]:
@@ -160,6 +171,21 @@ class Config(StrictModel):
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+
+def default_audit_config() -> dict[str, Any]:
+    """What ``recprivacy audit`` runs without ``--config`` (``configs/audit/default.yaml``
+    holds the same): BPR-MF with its default hyperparameters on the built-in synthetic
+    dataset."""
+    return {"name": "audit", "study": "audit", "seed": 0, "dataset": {"name": "synthetic"},
+            "model": {"name": "bpr", "params": {}}, "eval": {"ks": [10, 20]}}  # fmt: skip
+
+
+def default_synthesize_config() -> dict[str, Any]:
+    """What ``recprivacy synthesize`` starts from without ``--config``: BPR-MF features on
+    the configured dataset, the generator's defaults."""
+    return {"name": "synthesize", "study": "upcsdg", "seed": 0, "dataset": {"name": "synthetic"},
+            "model": {"name": "bpr", "params": {}}}  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- loading

@@ -84,6 +84,16 @@ def test_train_writes_a_run_with_metrics(tmp_path):
     assert json.loads((only_run(tmp_path / "again") / "results.json").read_text())["metrics"] == doc["metrics"]
 
 
+def test_threads_option_is_applied_and_recorded(tmp_path):
+    out = tmp_path / "runs"
+    result = invoke("--threads", "1", "train", "--dataset", "synthetic", "--model", "als", "--out", out, *TINY[:6])
+    assert result.exit_code == 0, result.output
+    run = only_run(out)
+    doc = json.loads((run / "results.json").read_text())
+    assert doc["threads"] == 1 and doc["config"]["threads"] == 1
+    assert "Thread budget: 1 of" in (run / "report.md").read_text()
+
+
 def test_audit_report_opens_with_the_risk_summary(audit_run):
     doc = json.loads((audit_run / "results.json").read_text())
     assert audit_run.name.endswith("-audit-synthetic-bpr")

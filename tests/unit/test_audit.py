@@ -9,12 +9,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from recprivacy.config import load_config
+from recprivacy.config import default_audit_config, load_config
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.audit import (
     AuditOptions,
     audit_sections,
-    default_audit_config,
     plan_sections,
     popularity_curves,
     random_ranking_expectation,

@@ -40,7 +40,7 @@ def test_typo_at_top_level_names_key_line_and_allowed_keys(tmp_path):
     path = write(tmp_path, "name: a\nmodle:\n  name: bpr\n")
     assert error_of(path) == (
         f"{path}:2: unknown key 'modle' in the top level; allowed keys: "
-        "dataset, eval, model, name, noise, output, seed, study, study_options"
+        "dataset, eval, model, name, noise, output, seed, study, study_options, threads"
     )
 
 

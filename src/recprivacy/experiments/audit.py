@@ -76,20 +76,6 @@ PLANNED_SECTIONS = {
 RISK_COLUMNS = ["attack", "metric", "value", "blind guess", "verdict"]
 
 
-def default_audit_config() -> dict[str, Any]:
-    """What ``recprivacy audit`` runs without ``--config`` (``configs/audit/default.yaml``
-    holds the same): BPR-MF with its default hyperparameters on the built-in synthetic
-    dataset (about 30 s on two CPU cores, early stopping after ~135 epochs)."""
-    return {
-        "name": "audit",
-        "study": "audit",
-        "seed": 0,
-        "dataset": {"name": "synthetic"},
-        "model": {"name": "bpr", "params": {}},
-        "eval": {"ks": [10, 20]},
-    }
-
-
 # ---------------------------------------------------------------------------- sections
 
 

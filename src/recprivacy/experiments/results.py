@@ -2,8 +2,8 @@
 
 ``Results`` is JSON-serialisable: the config, the dataset fingerprint, seeds, where the privacy
 mechanisms' noise came from (``noise``: secure, or a seeded simulation), metrics, tables,
-figures (PNG files under ``figures/``), an ordered list of report sections, timings and library
-versions. Its JSON form — the *results document* written to ``results.json`` — is all that
+figures (PNG files under ``figures/``), an ordered list of report sections, timings, the thread
+budget the study ran with (``threads``) and library versions. Its JSON form — the *results document* written to ``results.json`` — is all that
 ``recprivacy.report`` needs, so the report package imports nothing from here and any saved run
 can be rendered again.
 
@@ -104,6 +104,7 @@ class Results(BaseModel):
     figures: dict[str, Figure] = Field(default_factory=dict)
     sections: list[Section] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
+    threads: int | None = None
     versions: dict[str, str] = Field(default_factory=library_versions)
     created: str = Field(default_factory=_now)
     _pngs: dict[str, bytes] = PrivateAttr(default_factory=dict)

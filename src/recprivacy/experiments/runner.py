@@ -27,6 +27,7 @@ from recprivacy.data.registry import dataset_inputs
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.results import Results, write_run
 from recprivacy.io import check_output_folder
+from recprivacy.models.training import use_threads
 from recprivacy.progress import stage
 
 StudyFn = Callable[[Config, Any], Results]
@@ -69,11 +70,15 @@ def get_study(name: str) -> Study:
 
 
 def run_study(config: Config) -> Results:
-    """Validate the study options, run the study, and stamp name/study/config/seed."""
+    """Validate the study options, run the study within the configured thread budget
+    (``config.threads``, default every core; ``models.training.use_threads``), and stamp
+    seed and threads."""
     study = get_study(config.study)
     options = validate_options(study.options, config.study_options)
-    results = study.run(config, options)
+    with use_threads(config.threads) as threads:
+        results = study.run(config, options)
     results.seeds.setdefault("seed", config.seed)
+    results.threads = threads
     return results
 
 

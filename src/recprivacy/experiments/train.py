@@ -35,6 +35,7 @@ from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.metrics.ranking import evaluate
 from recprivacy.models import make_model
 from recprivacy.models.base import Recommender
+from recprivacy.models.training import available_cores, thread_budget
 from recprivacy.report.figures import line_plot
 
 METRIC_NAMES = ("recall", "ndcg", "mrr", "hit", "precision")
@@ -147,7 +148,9 @@ def describe_target(config: Config, data: PreparedData, model: Recommender, resu
     split = config.dataset.split
     how = f"{split.kind} split " + (f"(last {split.leave_last} per user held out)" if split.leave_last else f"{list(split.ratios)}")
     title = "Data and model"
-    results.add_section(title, f"Dataset `{data.full.name}`, {how}. Model `{config.model.name}`. {text}", tables, figures)
+    threads = f"Thread budget: {thread_budget()} of {available_cores()} cores."
+    results.add_section(title, f"Dataset `{data.full.name}`, {how}. Model `{config.model.name}`. {text} {threads}", tables,
+                        figures)  # fmt: skip
     return title
 
 

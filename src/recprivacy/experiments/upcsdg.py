@@ -622,13 +622,6 @@ def _table3_text(n: str) -> str:
 # ---------------------------------------------------------------------------- release and audit
 
 
-def default_synthesize_config() -> dict[str, Any]:
-    """What ``recprivacy synthesize`` starts from without ``--config``: BPR-MF features on
-    the configured dataset, the generator's defaults."""
-    return {"name": "synthesize", "study": "upcsdg", "seed": 0, "dataset": {"name": "synthetic"},
-            "model": {"name": "bpr", "params": {}}}
-
-
 def synthesize(config: Config, out: str | Path, privacy: str | Path | None, k: float, gamma: float) -> SyntheticRelease:
     """Release a synthetic version of the whole (preprocessed) dataset into ``out/public/``,
     with what undoes it in ``out/private/`` (``release.write_release``).

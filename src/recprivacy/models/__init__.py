@@ -1,39 +1,56 @@
 """Recommenders and the registry that builds them by name.
 
-``MODELS`` maps every public name to its class; ``make_model(name, **params)`` builds one,
-checking the parameter names against the constructor. The names ``gmf``, ``mlp`` and
-``neumf`` preset the ``variant`` of ``NCF``; ``ncf`` leaves it a parameter (default NeuMF).
+``MODEL_NAMES`` lists every public name without importing a model; ``make_model(name,
+**params)`` imports the model's module on first use and builds one, checking the parameter
+names against the constructor. ``MODELS`` (name -> class) and the classes themselves are
+exported lazily (PEP 562), so ``import recprivacy.models`` and config validation of a model
+name do not import torch. The names ``gmf``, ``mlp`` and ``neumf`` preset the ``variant`` of
+``NCF``; ``ncf`` leaves it a parameter (default NeuMF).
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from recprivacy.errors import ConfigError
-from recprivacy.models.base import Recommender
-from recprivacy.models.bpr import BPRMF
-from recprivacy.models.itemcf import ItemCF
-from recprivacy.models.lfm import LFM
-from recprivacy.models.lightgcn import LightGCN
-from recprivacy.models.ncf import NCF
-from recprivacy.models.popularity import Popularity
-from recprivacy.models.sasrec import SASRec
-from recprivacy.models.srgnn import SRGNN
 
-MODELS: dict[str, type[Recommender]] = {
-    "popularity": Popularity,
-    "itemcf": ItemCF,
-    "lfm": LFM,
-    "bpr": BPRMF,
-    "neumf": NCF,
-    "ncf": NCF,
-    "gmf": NCF,
-    "mlp": NCF,
-    "lightgcn": LightGCN,
-    "sasrec": SASRec,
-    "srgnn": SRGNN,
+if TYPE_CHECKING:
+    from recprivacy.models.base import Recommender
+
+#: class name -> module defining it
+_CLASSES: dict[str, str] = {
+    "ALS": "recprivacy.models.als",
+    "BPRMF": "recprivacy.models.bpr",
+    "ItemCF": "recprivacy.models.itemcf",
+    "LFM": "recprivacy.models.lfm",
+    "LightGCN": "recprivacy.models.lightgcn",
+    "NCF": "recprivacy.models.ncf",
+    "Popularity": "recprivacy.models.popularity",
+    "Recommender": "recprivacy.models.base",
+    "SASRec": "recprivacy.models.sasrec",
+    "SRGNN": "recprivacy.models.srgnn",
 }
+
+#: registry name -> class name
+_REGISTRY: dict[str, str] = {
+    "popularity": "Popularity",
+    "itemcf": "ItemCF",
+    "lfm": "LFM",
+    "bpr": "BPRMF",
+    "als": "ALS",
+    "neumf": "NCF",
+    "ncf": "NCF",
+    "gmf": "NCF",
+    "mlp": "NCF",
+    "lightgcn": "LightGCN",
+    "sasrec": "SASRec",
+    "srgnn": "SRGNN",
+}
+
+#: every registry name, sorted
+MODEL_NAMES: tuple[str, ...] = tuple(sorted(_REGISTRY))
 
 #: constructor arguments fixed by a registry name
 PRESETS: dict[str, dict[str, Any]] = {
@@ -43,9 +60,16 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+def check_model_name(name: str) -> str:
+    """``name`` if it is registered, else a ``ConfigError`` listing the valid names."""
+    if name not in _REGISTRY:
+        raise ConfigError(f"unknown model {name!r}; valid names: {', '.join(MODEL_NAMES)}")
+    return name
+
+
 def model_params(name: str) -> list[str]:
     """Constructor parameter names a registry name accepts (without its preset ones)."""
-    cls = _model_class(name)
+    cls = model_class(name)
     names = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
     return [p for p in names if p not in PRESETS.get(name, {})]
 
@@ -62,14 +86,30 @@ def make_model(name: str, **params: Any) -> Recommender:
             preset = PRESETS.get(name, {})
             why = f"is fixed to {preset[key]!r} by the name {name!r}" if key in preset else "is not a parameter"
             raise ConfigError(f"model {name!r}: {key!r} {why}; allowed parameters: {', '.join(allowed)}")
-    return _model_class(name)(**PRESETS.get(name, {}), **params)
+    return model_class(name)(**PRESETS.get(name, {}), **params)
 
 
-def _model_class(name: str) -> type[Recommender]:
-    if name not in MODELS:
-        raise ConfigError(f"unknown model {name!r}; valid names: {', '.join(sorted(MODELS))}")
-    return MODELS[name]
+def model_class(name: str) -> type[Recommender]:
+    """The class a registry name builds (its module is imported on first use)."""
+    return _export(_REGISTRY[check_model_name(name)])
 
 
-__all__ = ["BPRMF", "ItemCF", "LFM", "LightGCN", "MODELS", "NCF", "Popularity", "Recommender", "SASRec",
-           "SRGNN", "make_model", "model_params"]
+def _export(class_name: str) -> Any:
+    return getattr(import_module(_CLASSES[class_name]), class_name)
+
+
+def __getattr__(name: str) -> Any:
+    """``MODELS`` and the model classes, imported on first use (PEP 562)."""
+    if name == "MODELS":
+        return {key: model_class(key) for key in _REGISTRY}
+    if name in _CLASSES:
+        return _export(name)
+    raise AttributeError(f"module 'recprivacy.models' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+__all__ = ["ALS", "BPRMF", "ItemCF", "LFM", "LightGCN", "MODELS", "MODEL_NAMES", "NCF", "PRESETS", "Popularity",
+           "Recommender", "SASRec", "SRGNN", "check_model_name", "make_model", "model_class", "model_params"]

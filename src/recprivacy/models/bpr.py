@@ -11,14 +11,25 @@ every training pair once in shuffled mini-batches with one fresh negative each, 
 with Adam. With ``valid``, training stops early on validation Recall@20 (``fit_epochs``) and
 keeps the best weights.
 
+BPR-MF updates only the rows of its batch: with ``x = s_ui − s_uj = e_uᵀ(e_i − e_j)`` and
+``σ`` the logistic function, the gradients of ``L`` are, per triple (summed over repeats)::
+
+    ∂L/∂e_u = (−σ(−x) (e_i − e_j) + λ e_u) / B
+    ∂L/∂e_i = (−σ(−x) e_u + λ e_i) / B        ∂L/∂e_j = (σ(−x) e_u + λ e_j) / B
+
+computed in closed form (``bpr_gradients``) and applied by row-wise Adam
+(``rowwise.RowAdam``); LightGCN's propagation makes every row depend on the batch, so it keeps
+autograd and dense Adam.
+
 Defaults (digest 003, decision 20; digest 002 baselines): d = 64, Adam lr 1e-3, λ = 1e-4,
 batch 2048, one negative per positive, N(0, 0.1²) initialisation as in LightGCN's code;
-validation every 5 epochs, patience 5, at most 200 epochs. On ml-100k (8:1:1 random split,
-seed 0) training stops after 120 epochs in about 17 s on 2 CPU cores, with test Recall@10 0.233
-and NDCG@10 0.288 (RecBole's README reports 0.237 / 0.277 for BPR under a similar protocol).
+validation every 5 epochs, patience 5, at most 200 epochs (quality and cost on ml-100k:
+BENCHMARKS.md, ``benchmarks/model_speed.py``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -27,12 +38,35 @@ import torch.nn.functional as F
 from recprivacy.data.interactions import Interactions
 from recprivacy.models.foldin import check_fold_in, gradient_fold_in
 from recprivacy.models.lfm import FactorRecommender, FactorTables
+from recprivacy.models.rowwise import RowAdam
 from recprivacy.models.training import NegativeSampler, minibatches
+
+#: one optimisation step on a batch of (user, positive, negative) triples; returns the batch loss
+Step = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], float]
 
 
 def bpr_loss(pos_scores: torch.Tensor, neg_scores: torch.Tensor) -> torch.Tensor:
     """Mean of ``−ln σ(s_ui − s_uj)`` (numerically stable ``logsigmoid``)."""
     return -F.logsigmoid(pos_scores - neg_scores).mean()
+
+
+def bpr_gradients(u: torch.Tensor, q: torch.Tensor, reg: float) -> tuple[float, torch.Tensor, torch.Tensor]:
+    """The batch loss ``L`` and its gradients (module docstring) with respect to the gathered
+    user rows ``u`` (``[B, d]``) and item rows ``q = [e_i; e_j]`` (``[2B, d]``, the positives
+    first), as ``(L, ∂L/∂u, ∂L/∂q)``."""
+    batch = len(u)
+    decay = reg / batch
+    diff = q[:batch] - q[batch:]
+    x = torch.einsum("bd,bd->b", u, diff)
+    weight = torch.sigmoid(-x).neg_().div_(batch)[:, None]  # ∂L/∂x = −σ(−x) / B
+    grad_u = diff.mul_(weight).add_(u, alpha=decay)
+    weighted_u = u * weight
+    grad_q = q * decay
+    grad_q[:batch] += weighted_u
+    grad_q[batch:] -= weighted_u
+    l2 = torch.dot(u.view(-1), u.view(-1)) + torch.dot(q.view(-1), q.view(-1))
+    loss = -F.logsigmoid(x).mean() + 0.5 * decay * l2
+    return float(loss), grad_u, grad_q
 
 
 class PairwiseRecommender(FactorRecommender):
@@ -47,20 +81,30 @@ class PairwiseRecommender(FactorRecommender):
         coo = self.train_csr_.tocoo()
         users, items = torch.from_numpy(coo.row.astype(np.int64)), torch.from_numpy(coo.col.astype(np.int64))
         sampler = NegativeSampler(self.train_csr_, rng)
-        optimizer = torch.optim.Adam(self.module_.parameters(), lr=self.lr)
+        step = self._step()
 
         def run_epoch(epoch: int) -> float:
             negatives = torch.from_numpy(sampler.sample(users.numpy(), 1)[:, 0])
             total = 0.0
             for idx in minibatches(len(users), self.batch_size, rng):
-                loss = self._batch_loss(users[idx], items[idx], negatives[idx])
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                total += loss.item() * len(idx)
+                idx = torch.from_numpy(idx)
+                total += step(users[idx], items[idx], negatives[idx]) * len(idx)
             return total / max(len(users), 1)
 
         self.history_ = self._train(run_epoch, valid)
+
+    def _step(self) -> Step:
+        """Autograd on ``_batch_loss`` and dense Adam over ``module_``'s parameters."""
+        optimizer = torch.optim.Adam(self.module_.parameters(), lr=self.lr)
+
+        def step(users: torch.Tensor, pos: torch.Tensor, neg: torch.Tensor) -> float:
+            loss = self._batch_loss(users, pos, neg)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            return loss.item()
+
+        return step
 
     def _batch_loss(self, users: torch.Tensor, pos: torch.Tensor, neg: torch.Tensor) -> torch.Tensor:
         user_emb, item_emb = self.module_.embeddings()
@@ -121,6 +165,20 @@ class BPRMF(PairwiseRecommender):
 
     def _build(self) -> FactorTables:
         return self._tables()
+
+    def _step(self) -> Step:
+        """Closed-form gradients (``bpr_gradients``) applied to the batch's rows by ``RowAdam``."""
+        user, item = self.module_.user, self.module_.item
+        optimizer = RowAdam([user, item], lr=self.lr)
+
+        def step(users: torch.Tensor, pos: torch.Tensor, neg: torch.Tensor) -> float:
+            items = torch.cat([pos, neg])
+            with torch.no_grad():
+                loss, grad_u, grad_q = bpr_gradients(user.index_select(0, users), item.index_select(0, items), self.reg)
+                optimizer.step([(users, grad_u), (items, grad_q)])
+            return loss
+
+        return step
 
     def _fold_in(self, histories: Interactions) -> torch.Tensor:
         """A new user's ``p_u`` from ``fold_in_steps`` Adam steps on the BPR loss of the

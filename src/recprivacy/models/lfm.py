@@ -158,7 +158,7 @@ def sgd_step(
     """One summed mini-batch of the paper's per-sample updates, in place; returns the batch loss
     ``Σ ½[(r − pᵀq)² + λ(‖p‖² + ‖q‖²)]`` before the step."""
     with torch.no_grad():
-        p, q = module.user[users], module.item[items]
+        p, q = module.user.index_select(0, users), module.item.index_select(0, items)
         err = targets - (p * q).sum(-1)
         module.user.index_add_(0, users, lr * (err[:, None] * q - reg * p))
         module.item.index_add_(0, items, lr * (err[:, None] * p - reg * q))

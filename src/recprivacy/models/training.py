@@ -6,10 +6,13 @@
 * ``fit_epochs`` runs epochs of mini-batches, evaluates a validation metric every
   ``eval_every`` epochs, keeps the best weights and stops after ``patience`` evaluations
   without improvement (early stopping on the validation split, never on test).
-* ``torch_threads`` bounds PyTorch's intra-op threads while training. Models that take many
-  small optimiser steps (MF, BPR, LightGCN, NCF) train with one thread: on a shared 2-core
-  machine a second thread that waits for a busy core made one BPR step 50x slower (1.8 ms vs
-  100 ms). ``RECPRIVACY_TRAIN_THREADS`` overrides the count for every model.
+* ``use_threads`` sets the process's thread budget for a run (CLI ``--threads``, config
+  ``threads``; default ``available_cores()``, the cores of the affinity mask) and applies it
+  to PyTorch; ``thread_budget()`` reads it (ALS passes it to implicit).
+* ``torch_threads`` bounds PyTorch's intra-op threads while training, within the budget.
+  Models that take many small optimiser steps (MF, BPR, LightGCN, NCF) train with one thread:
+  on a shared 2-core machine a second thread that waits for a busy core made one BPR step 50x
+  slower (1.8 ms vs 100 ms). ``RECPRIVACY_TRAIN_THREADS`` overrides the count for every model.
 """
 
 from __future__ import annotations
@@ -69,16 +72,45 @@ class NegativeSampler:
         return self._keys[lo:hi] - user * self.n_items
 
 
+_BUDGET: list[int] = []  # the innermost ``use_threads`` budget, if any
+
+
+def available_cores() -> int:
+    """Cores this process may run on: its CPU affinity mask, else ``os.cpu_count()``."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(len(os.sched_getaffinity(0)), 1)
+    return os.cpu_count() or 1
+
+
+def thread_budget() -> int:
+    """Threads training may use: the current ``use_threads`` budget, else every available core."""
+    return _BUDGET[-1] if _BUDGET else available_cores()
+
+
+@contextmanager
+def use_threads(n: int | None) -> Iterator[int]:
+    """Run the block with a budget of ``n`` threads (``None``: every available core), applied
+    to PyTorch; yields the budget and restores the previous one after."""
+    budget = n if n is not None else available_cores()
+    before = torch.get_num_threads()
+    _BUDGET.append(budget)
+    torch.set_num_threads(budget)
+    try:
+        yield budget
+    finally:
+        _BUDGET.pop()
+        torch.set_num_threads(before)
+
+
 @contextmanager
 def torch_threads(n: int | None) -> Iterator[None]:
-    """Run the block with ``n`` PyTorch intra-op threads (``None``: leave as is, unless
-    ``RECPRIVACY_TRAIN_THREADS`` is set), then restore the previous count."""
+    """Run the block with ``min(n, thread_budget())`` PyTorch intra-op threads (``None``: the
+    budget; ``RECPRIVACY_TRAIN_THREADS`` overrides ``n``), then restore the previous count."""
     env = os.environ.get("RECPRIVACY_TRAIN_THREADS")
     if env:
         n = int(env)
     before = torch.get_num_threads()
-    if n is not None:
-        torch.set_num_threads(n)
+    torch.set_num_threads(min(n, thread_budget()) if n is not None else thread_budget())
     try:
         yield
     finally:

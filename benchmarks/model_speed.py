@@ -1,0 +1,115 @@
+"""CPU cost and quality of the factor models on ml-100k: BPR-MF, LFM and ALS (issue 33).
+
+Protocol (the train study's: ``recprivacy train --dataset ml-100k --model NAME``): ml-100k,
+per-user random 8:1:1 split, seed 0, default hyperparameters, validation Recall@20 for early
+stopping where the model has it, test Recall@20 over all items with training and validation
+items masked. Each run is a fresh child process; CPU seconds (user + system, ``getrusage``) of
+``fit`` and of the whole process (imports, data, fit, evaluation) are reported as the median of
+``--repeats`` runs, because CPU time is what a shared machine disturbs least.
+
+Usage::
+
+    python benchmarks/model_speed.py --data-dir ../shared/datasets [--models bpr,lfm,als] [--repeats 3] [--threads N]
+
+Prints one line per model and writes ``benchmarks/results/model_speed.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+MODELS = ["bpr", "lfm", "als"]
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_one(name: str, data_dir: str, seed: int, threads: int | None) -> dict:
+    """Fit and evaluate one model in this process."""
+    from recprivacy.data.registry import load_dataset
+    from recprivacy.data.split import random_split
+    from recprivacy.metrics.ranking import evaluate
+    from recprivacy.models import make_model
+    from recprivacy.models.training import use_threads
+
+    train, valid, test = random_split(load_dataset("ml-100k", data_dir), ratios=(0.8, 0.1, 0.1), seed=seed)
+    with use_threads(threads) as budget:
+        model = make_model(name, seed=seed)
+        start = cpu_seconds()
+        model.fit(train, valid)
+        fit_cpu = cpu_seconds() - start
+        recall = evaluate(model, test, ks=(20,), exclude=valid)["recall@20"]
+    history = getattr(model, "history_", None)
+    return {"model": name, "fit_cpu_s": fit_cpu, "process_cpu_s": cpu_seconds(), "recall@20": float(recall),
+            "epochs": len(history.losses) if history else None, "threads": budget}  # fmt: skip
+
+
+def child(name: str, args: argparse.Namespace) -> dict:
+    """``run_one`` in a fresh interpreter; returns its JSON line."""
+    cmd = [sys.executable, __file__, "--child", name, "--data-dir", args.data_dir, "--seed", str(args.seed)]
+    cmd += ["--threads", str(args.threads)] if args.threads else []
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False, env={**os.environ, "RECPRIVACY_QUIET": "1"})
+    if out.returncode != 0:
+        raise RuntimeError(f"{name} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def summarise(runs: list[dict]) -> dict:
+    """Medians of the CPU seconds; quality from the first (seeded, repeatable) run."""
+    row = dict(runs[0])
+    for key in ("fit_cpu_s", "process_cpu_s"):
+        row[key] = statistics.median(r[key] for r in runs)
+        row[f"{key}_all"] = [round(r[key], 2) for r in runs]
+    return row
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data-dir", default=os.environ.get("RECPRIVACY_DATA", "../shared/datasets"))
+    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=None, help="thread budget (default: every core)")
+    p.add_argument("--out", default=str(Path(__file__).parent / "results" / "model_speed.json"))
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.child:
+        print(json.dumps(run_one(args.child, args.data_dir, args.seed, args.threads)))
+        return
+    rows = []
+    for name in args.models.split(","):
+        rows.append(summarise([child(name, args) for _ in range(args.repeats)]))
+        r = rows[-1]
+        print(f"{name:5s} Recall@20 {r['recall@20']:.4f}  fit {r['fit_cpu_s']:.2f} CPU s  process {r['process_cpu_s']:.2f} "
+              f"CPU s (medians of {args.repeats}; epochs {r['epochs']}, threads {r['threads']})", flush=True)  # fmt: skip
+    record = {
+        "benchmark": "model_speed",
+        "dataset": "ml-100k",
+        "protocol": "per-user random 8:1:1, seed 0, default hyperparameters, full ranking, train+valid items masked",
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
+                    "loadavg_at_end": os.getloadavg()},
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "results": rows,
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record, indent=2))
+    tmp.replace(out)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
