@@ -115,9 +115,14 @@ class AuditContext:
     @property
     def members(self) -> np.ndarray:
         """Internal ids of the users the target was trained on (every user not held out)."""
-        active = (self.data.train.user_counts() + self.data.valid.user_counts() + self.data.test.user_counts()) > 0
-        active[self.data.heldout_users] = False
-        return np.flatnonzero(active)
+        return member_users(self.data)
+
+
+def member_users(data: PreparedData) -> np.ndarray:
+    """Internal ids of the users with interactions in any split who are not held out."""
+    active = (data.train.user_counts() + data.valid.user_counts() + data.test.user_counts()) > 0
+    active[data.heldout_users] = False
+    return np.flatnonzero(active)
 
 
 @dataclass(frozen=True)
@@ -552,6 +557,15 @@ def _utility_risks(ctx: AuditContext, out: SectionWriter, k: int) -> None:
         est, base, margin = paired_difference_interval(weighted_mean(value), weighted_mean(blind[m]), users)
         out.add_risk_row(Risk("target utility (reference, not an attack)", f"{label}@{k}", est.value, base,
                               _utility_verdict(est, margin), "random ranking, expectation", (est.low, est.high), margin))
+
+
+def utility_change(model: Recommender, reference: Recommender, data: PreparedData, k: int) -> tuple[Estimate, float, Estimate]:
+    """Recall@k of ``model`` and of ``reference`` on the same test users (full ranking,
+    training and validation masked), with a paired bootstrap over users: (model's estimate,
+    reference's value, change = model - reference)."""
+    ours, theirs = (evaluate(m, data.test, ks=(k,), exclude=data.valid, per_user=True) for m in (model, reference))
+    return paired_difference_interval(weighted_mean(np.nan_to_num(ours[f"recall@{k}"])),
+                                      weighted_mean(np.nan_to_num(theirs[f"recall@{k}"])), ours["users"])  # fmt: skip
 
 
 def _utility_verdict(value: Estimate, margin: Estimate) -> str:

@@ -52,12 +52,11 @@ from recprivacy.defenses.dpmf import DPMF
 from recprivacy.defenses.dpsgd import DPSGDSRGNN
 from recprivacy.defenses.edgerand import EdgeRand
 from recprivacy.errors import ConfigError
-from recprivacy.experiments.audit import AuditContext, Risk, SectionWriter, register_audit_section
-from recprivacy.metrics.intervals import paired_difference_interval, weighted_mean
+from recprivacy.experiments.audit import AuditContext, Risk, SectionWriter, register_audit_section, utility_change
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.experiments.train import metrics_rows, test_metrics
-from recprivacy.metrics.ranking import evaluate, mask_items, ranking_metrics
+from recprivacy.metrics.ranking import mask_items, ranking_metrics
 from recprivacy.models.base import Recommender
 from recprivacy.models.bpr import BPRMF
 from recprivacy.models.lightgcn import LightGCN
@@ -562,9 +561,7 @@ def _audit_features(options: DIPSGNNAuditOptions, train: Interactions) -> dict[s
 def utility_cost_row(name: str, model: Any, ctx: AuditContext, k: int) -> Risk:
     """Reference risk row: Recall@k of the private ``model`` against the target's on the same
     test users (paired bootstrap over users); a utility cost, not an attack."""
-    ours, theirs = (evaluate(m, ctx.data.test, ks=(k,), exclude=ctx.data.valid, per_user=True) for m in (model, ctx.model))
-    value, base, change = paired_difference_interval(weighted_mean(np.nan_to_num(ours[f"recall@{k}"])),
-                                                     weighted_mean(np.nan_to_num(theirs[f"recall@{k}"])), ours["users"])  # fmt: skip
+    value, base, change = utility_change(model, ctx.model, ctx.data, k)
     text = (f"reference: {name} costs {-change.value:.4f} [{-change.high:+.4f}, {-change.low:+.4f}] of the target's Recall@{k}"
             if change.high < 0 else f"reference: no measurable utility cost ({change.value:+.4f} [{change.low:+.4f}, {change.high:+.4f}])")
     return Risk(f"{name} utility (reference, not an attack)", f"Recall@{k}", value.value, base, text,

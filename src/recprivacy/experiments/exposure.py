@@ -718,12 +718,13 @@ def exposure_section(ctx: AuditContext, out: SectionWriter) -> None:
     )
 
 
-def judged_recall(attack: ExposureAttack, train: ExposurePairs, test: ExposurePairs,
-                  k: int = 10) -> tuple[Estimate, str, float, Estimate]:  # fmt: skip
+def judged_recall(attack: ExposureAttack, train: ExposurePairs, test: ExposurePairs, k: int = 10,
+                  oov: str = "drop") -> tuple[Estimate, str, float, Estimate]:  # fmt: skip
     """The attack's Recall@k over all items against the stronger k-item blind guess
     (``popularity`` or ``exposed``, never the k*M lists) on the same pairs, with a paired
-    bootstrap over users: (attack, baseline name, baseline value, margin)."""
-    encoded = attack.encode(test)
+    bootstrap over users: (attack, baseline name, baseline value, margin); ``oov`` as
+    ``ExposureAttack.encode`` (``token`` keeps perturbed slates with unseen items)."""
+    encoded = attack.encode(test, oov)
     recall = per_pair_metrics(attack.pair_ranks(encoded, None, k), (k,))[f"recall@{k}"]
     popularity = popularity_scores(attack.vocab_, train)
     guesses = {b: per_pair_metrics(rank_pairs(baseline_scores(b, popularity), encoded, None, depth=k), (k,))[f"recall@{k}"]

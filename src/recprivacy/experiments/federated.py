@@ -81,7 +81,7 @@ from recprivacy.federated.models import make_federated_model
 from recprivacy.federated.protocol import LocalTraining
 from recprivacy.federated.simulator import FederatedSimulator
 from recprivacy.metrics.attack import multiclass_attack_report
-from recprivacy.metrics.intervals import paired_difference_interval
+from recprivacy.metrics.intervals import Estimate, paired_difference_interval
 from recprivacy.metrics.ranking import evaluate
 from recprivacy.report.figures import line_plot
 
@@ -488,16 +488,19 @@ def attribute_section(ctx: AuditContext, out: SectionWriter) -> None:
     )
 
 
-def pooled_predictions(x: Any, y: np.ndarray, n_classes: int, zeta: float, seeds: int,
-                       kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
-    """``kind`` trained on the ζ share of each seeded split and applied to the rest, pooled
-    over ``seeds`` splits: (attacked rows, their true classes, predicted classes)."""
+def pooled_predictions(x: Any, y: np.ndarray, n_classes: int, zeta: float, seeds: int, kind: str,
+                       x_attacked: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """``kind`` trained on the ζ share of each seeded split of ``x`` and applied to the rest of
+    ``x_attacked`` (default ``x``; another view of the same users, e.g. defended lists, for an
+    attacker that does not know the defence), pooled over ``seeds`` splits: (attacked rows,
+    their true classes, predicted classes)."""
+    x_attacked = x if x_attacked is None else x_attacked
     rows, preds = [], []
     for seed in range(seeds):
         known, unknown = zeta_split(len(y), zeta, seed)
         attacker = AttributeAttacker(kind, n_classes, seed).fit(x[known], y[known])
         rows.append(unknown)
-        preds.append(attacker.score(x[unknown]).argmax(axis=1))
+        preds.append(attacker.score(x_attacked[unknown]).argmax(axis=1))
     rows_ = np.concatenate(rows)
     return rows_, y[rows_], np.concatenate(preds)
 
@@ -525,14 +528,27 @@ def class_metric(name: str, rows: np.ndarray, truth: np.ndarray, pred: np.ndarra
     return stats[name]
 
 
+#: baseline of each judged class metric: (its class_metric, its name)
+CLASS_BASELINES = {"accuracy": ("majority_accuracy", "majority-class guess"),
+                   "weighted_f1": ("blind_weighted_f1", "better of majority-class and uniform guess")}
+
+
+def judge_class_metric(metric: str, rows: np.ndarray, truth: np.ndarray, pred: np.ndarray,
+                       n_classes: int) -> tuple[Estimate, float, str, Estimate]:  # fmt: skip
+    """``metric`` of the predictions and its margin over the metric's blind guess on the same
+    users, with a paired bootstrap over users: (value, baseline, baseline name, margin)."""
+    baseline, name = CLASS_BASELINES[metric]
+    value, blind, margin = paired_difference_interval(class_metric(metric, rows, truth, pred, n_classes),
+                                                      class_metric(baseline, rows, truth, pred, n_classes), rows)  # fmt: skip
+    return value, blind, name, margin
+
+
 def judge_classes(out: SectionWriter, attack: str, rows: np.ndarray, truth: np.ndarray, pred: np.ndarray,
                   n_classes: int, attacker: str) -> None:  # fmt: skip
     """Risk rows of a class-guessing attack: accuracy against the majority-class guess and
-    weighted F1 against the better blind guess, each with a paired bootstrap over users."""
-    for metric, baseline, name in (("accuracy", "majority_accuracy", "majority-class guess"),
-                                   ("weighted_f1", "blind_weighted_f1", "better of majority-class and uniform guess")):  # fmt: skip
-        value, blind, margin = paired_difference_interval(class_metric(metric, rows, truth, pred, n_classes),
-                                                          class_metric(baseline, rows, truth, pred, n_classes), rows)  # fmt: skip
+    weighted F1 against the better blind guess (``judge_class_metric``)."""
+    for metric in CLASS_BASELINES:
+        value, blind, name, margin = judge_class_metric(metric, rows, truth, pred, n_classes)
         out.judge(attack, metric.replace("weighted_f1", "weighted F1"), value, blind, name, margin, attacker)
 
 

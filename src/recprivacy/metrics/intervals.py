@@ -181,3 +181,13 @@ def weighted_mean(values: Any) -> Callable[[np.ndarray | None], float]:
     """``w -> sum(w v) / sum(w)``: a per-target metric's mean, as ``paired_difference_interval`` takes it."""
     v = np.asarray(values, dtype=np.float64)
     return lambda w: float(v.mean()) if w is None else float(w @ v / max(w.sum(), 1e-12))
+
+
+def unpaired_difference(a: Estimate, b: Estimate) -> Estimate:
+    """``a - b`` of two estimates on different samples, with the normal-approximation interval
+    whose half-width is the root sum of squares of the two half-widths (each interval read as
+    symmetric); used where the two measurements share no targets to pair."""
+    half = float(np.hypot((a.high - a.low) / 2.0, (b.high - b.low) / 2.0))
+    value = a.value - b.value
+    return Estimate(value, value - half, value + half, f"unpaired ({a.method}; {b.method})", min(a.n, b.n), a.level,
+                    a.resolvable and b.resolvable)  # fmt: skip
