@@ -448,6 +448,8 @@ def protection_point(attacker: ExposureAttack, test: ExposurePairs, simulated: b
     out["recall@10 (user log)"] = attacker.evaluate(test, (10,), "user_log", oov="token")["recall@10"]
     out["acc*"] = float(slate_accuracy(test).mean())
     out["next-item recall@N"] = float(next_item_recall(test).mean()) if simulated else float("nan")
+    out["pair_recall"] = _pair_recall(attacker, test)
+    out["users"] = attacker.encode(test, "token").users
     return out
 
 
@@ -519,12 +521,30 @@ def protection_rows(options: ExposureOptions, attacker: ExposureAttack, data: Ex
 #: the protection rows' attacker label of the frozen attacker on wholly random slates
 FLOOR = "no-information floor"
 PROTECTION_COLUMNS = ["selection", "replacement", "L", "attacker", "recall@10", "ndcg@10", "mrr@10", "recall@10 (user log)",
-                      "acc*", "next-item recall@N", "n_pairs", "n_dropped"]  # fmt: skip
+                      "acc*", "next-item recall@N", "n_pairs", "n_dropped", "change vs L = 0"]  # fmt: skip
+
+
+def judge_rows(rows: list[dict]) -> list[dict]:
+    """Each row's ``change vs L = 0``: ``judge_defence`` on the paired (same pairs, bootstrap
+    over users) change in Rec*@10 against the same attacker and strategy at L = 0 (the floor
+    against the frozen clean attack); "backfires" when the attacker gains."""
+    clean = {(r["selection"], r["replacement"], r["attacker"]): r for r in rows if r["L"] == 0}
+    frozen = next((r for r in rows if r["L"] == 0 and r["attacker"] == "frozen"), None)
+    out = []
+    for r in rows:
+        ref = frozen if r["attacker"] == FLOOR else clean.get((r["selection"], r["replacement"], r["attacker"]))
+        if ref is None or ref is r:
+            out.append({**r, "change vs L = 0": "reference"})
+            continue
+        _, _, change = paired_difference_interval(weighted_mean(r["pair_recall"]), weighted_mean(ref["pair_recall"]), r["users"])
+        out.append({**r, "change vs L = 0": judge_defence(change, "Rec*@10").text})
+    return out
 
 
 def protection_outputs(results: Results, rows: list[dict], simulated: bool) -> tuple[list[str], list[str]]:
     """The protection table, Rec* and utility against L per selection, and privacy-utility
     curves (Rec* against utility) for the frozen and adaptive attackers."""
+    rows = judge_rows(rows)
     table = results.add_table("exposure-protection", PROTECTION_COLUMNS, [[r[c] for c in PROTECTION_COLUMNS] for r in rows],
                               "Attack on perturbed test slates (Rec*, NDCG*, MRR* at 10 over all items), Acc* (Eq. 18) "
                               "and the slates' Recall@N on the users' real next items")  # fmt: skip
@@ -737,30 +757,22 @@ def judged_recall(attack: ExposureAttack, train: ExposurePairs, test: ExposurePa
 def _audit_protection(attack: ExposureAttack, parts: dict, pairs: ExposurePairs, opts: ExposureAuditOptions,
                       out: SectionWriter, seed: int, noise: str) -> None:  # fmt: skip
     """Frozen attacker against random-position uniform replacement at each ratio (drawn from
-    ``noise``); each ratio is judged by its change in Rec*@10 against L = 0 on the same pairs."""
+    ``noise``); each ratio is judged by its change in Rec*@10 against L = 0 (``judge_rows``)."""
     test = parts["test"].subset(attack.vocab_.known_rows(parts["test"]))
-    clean = _pair_recall(attack, test)
-    users = attack.encode(test, "token").users
-    rows, backfires = [], []
-    for ratio in [0.0, *opts.ratios]:
-        perturbed = ExposurePerturbation(ratio, seed=seed, noise=noise).fit(pairs).perturb(test)
-        defended = _pair_recall(attack, perturbed)
-        _, _, change = paired_difference_interval(weighted_mean(defended), weighted_mean(clean), users)
-        verdict = judge_defence(change, "Rec*@10") if ratio > 0 else None
-        if verdict is not None and verdict.label == "backfires":
-            backfires.append(ratio)
-        rows.append([ratio, float(defended.mean()), f"{change.value:+.4f} [{change.low:+.4f}, {change.high:+.4f}]",
-                     verdict.text if verdict else "reference (no perturbation)", float(slate_accuracy(perturbed).mean()),
-                     float(next_item_recall(perturbed).mean())])  # fmt: skip
-    out.add_table("protection", ["L", "Rec*@10", "change vs L = 0 [95% CI]", "verdict", "Acc*", f"next-item recall@{opts.slate_size}"],
-                  rows, "Random positions replaced by uniformly drawn items (frozen attacker); change = defended - "
-                  "undefended Rec*@10 on the same pairs, paired bootstrap over users")  # fmt: skip
+    rows = judge_rows([{"selection": "random", "replacement": "uniform", "L": ratio, "attacker": "frozen",
+                        **protection_point(attack, ExposurePerturbation(ratio, seed=seed, noise=noise).fit(pairs).perturb(test), True)}
+                       for ratio in [0.0, *opts.ratios]])  # fmt: skip
+    columns = ["L", "recall@10", "change vs L = 0", "acc*", "next-item recall@N"]
+    out.add_table("protection", ["L", "Rec*@10", "change vs L = 0 [95% CI]", "Acc*", f"next-item recall@{opts.slate_size}"],
+                  [[r[c] for c in columns] for r in rows], "Random positions replaced by uniformly drawn items (frozen "
+                  "attacker); change = defended - undefended Rec*@10 on the same pairs, paired bootstrap over users")  # fmt: skip
+    backfires = [r["L"] for r in rows if r["change vs L = 0"].startswith("defence backfires")]
     if backfires:
         out.write(f"**The perturbation backfires** at L = {', '.join(f'{r:g}' for r in backfires)}: the frozen attacker "
                   "recovers *more* recent clicks from perturbed slates than from clean ones (the interval of the change "
                   "lies above zero). Replacing shown items by uniform draws moves the slates towards what the attacker "
                   "predicts without information; this defence does not protect these users at these ratios.")  # fmt: skip
-    png = line_plot({"random/uniform": ([r[5] for r in rows], [r[1] for r in rows])},
+    png = line_plot({"random/uniform": ([r["next-item recall@N"] for r in rows], [r["recall@10"] for r in rows])},
                     f"next-item recall@{opts.slate_size} (utility)", "Rec*@10 (leakage)", markers=True)  # fmt: skip
     out.add_figure("privacy-utility", png, "Each point one replacement ratio L, from L = 0 (right) to the largest")
 
