@@ -14,7 +14,7 @@ from recprivacy.experiments.runner import run_config
 @pytest.fixture(scope="module")
 def results():
     return Matrix("synthetic", "bpr", canaries=200, canary_guesses=20, dpmf_epsilons=[1.0], dpmf={"n_epochs": 3},
-                  exposure={"n_epochs": 1, "dim": 16}, seeds=2, attackers=["knn"]).run()
+                  exposure={"n_epochs": 1, "dim": 16}, seeds=2, attackers=["knn"], mechanism_samples=2000).run()
 
 
 def test_every_row_has_a_utility_cost_a_statement_and_a_reason_for_empty_cells(results):
@@ -33,6 +33,10 @@ def test_dp_rows_carry_claimed_and_measured_epsilon(results):
     assert target[1] is None and target[-1].startswith("no formal claim")
     assert dpmf[1] == 1.0 and dpmf[3].startswith("objective perturbation") and dpmf[4]
     assert dpmf[6] >= 0 and dpmf[7] >= 0 and dpmf[-1].split(":")[0] in ("consistent", "BROKEN GUARANTEE")
+    uploads = results.tables["matrix-epsilon-uploads"].rows
+    assert [r[0] for r in uploads] == ["apm", "ldp", "gaussian"]
+    # per-scalar claims of 30 and more cannot be tested with a few thousand uploads: said so, not passed
+    assert all(r[1] >= 30 and r[-1].startswith("untestable at this sample size") for r in uploads)
 
 
 def test_the_matrix_writes_its_figures_and_csv(results, tmp_path):

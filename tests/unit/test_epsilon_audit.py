@@ -8,7 +8,14 @@ import math
 import numpy as np
 import pytest
 
-from recprivacy.metrics.epsilon import canary_inclusion, judge_claim, one_run_bound, one_run_epsilon, roc_epsilon
+from recprivacy.metrics.epsilon import (
+    canary_inclusion,
+    judge_claim,
+    largest_roc_epsilon,
+    one_run_bound,
+    one_run_epsilon,
+    roc_epsilon,
+)
 from recprivacy.privacy.mechanisms import LaplaceMechanism, RandomizedResponse
 
 
@@ -78,3 +85,11 @@ def test_one_run_bound_holds_for_randomized_response_canaries():
 def test_canary_inclusion_is_seeded_and_fair():
     a, b = canary_inclusion(10_000, 1), canary_inclusion(10_000, 1)
     assert (a == b).all() and abs(a.mean() - 0.5) < 0.02
+
+
+def test_a_claim_above_what_the_sample_can_show_is_untestable():
+    limit = largest_roc_epsilon(1000, 1000)
+    assert 5.0 < limit < math.log(1000)  # a perfect attack on 1000 + 1000 samples
+    assert judge_claim(40.0, limit, "ROC", limit).label == "untestable"
+    assert judge_claim(2.0, 1.0, "ROC", limit).label == "consistent"
+    assert judge_claim(math.inf, 1.0, "ROC").label == "no formal claim"

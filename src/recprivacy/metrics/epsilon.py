@@ -20,7 +20,9 @@ Two audits turn an attack's guesses into a statistical lower bound on epsilon:
 
 ``judge_claim`` compares a measured lower bound with the claimed epsilon: a lower bound above
 the claim means the guarantee is broken (the implementation, the accountant or the claim is
-wrong); a lower bound below it is *consistent* with the claim and proves nothing more.
+wrong); a lower bound below it is *consistent* with the claim and proves nothing more; a claim
+above the largest bound the sample could ever show (``largest_roc_epsilon``, about
+``log(n / 3.7)`` for ``n`` samples a side) is *untestable* with that sample.
 """
 
 from __future__ import annotations
@@ -117,15 +119,29 @@ class ClaimCheck:
     text: str
 
 
-def judge_claim(claimed: float, measured: float, how: str) -> ClaimCheck:
+def largest_roc_epsilon(n_pos: int, n_neg: int, level: float = LEVEL) -> float:
+    """The largest ROC lower bound ``n_pos`` positives and ``n_neg`` negatives can ever show
+    (a perfect attack: TPR = 1 at FPR = 0, each bounded one-sided at ``1 - (1 - level) / 2``);
+    a claim above it cannot be tested with this sample."""
+    y = np.r_[np.ones(n_pos), np.zeros(n_neg)]
+    return empirical_epsilon(y, y, confidence=level)
+
+
+def judge_claim(claimed: float, measured: float, how: str, limit: float = math.inf) -> ClaimCheck:
     """``broken guarantee`` when the lower bound ``measured`` (made by ``how``) exceeds the
-    ``claimed`` epsilon; ``no formal claim`` when there is none to check; else ``consistent``."""
+    ``claimed`` epsilon; ``no formal claim`` when there is none to check; ``untestable`` when
+    the claim exceeds ``limit``, the largest bound the audit's sample could show; else
+    ``consistent``."""
     if not math.isfinite(claimed):
         return ClaimCheck(claimed, measured, "no formal claim",
                           f"no formal claim; measured lower bound {measured:.3g} ({how})")  # fmt: skip
     if measured > claimed:
         return ClaimCheck(claimed, measured, "broken guarantee",
                           f"BROKEN GUARANTEE: measured lower bound {measured:.3g} > claimed {claimed:.3g} ({how})")
+    if claimed > limit:
+        return ClaimCheck(claimed, measured, "untestable",
+                          f"untestable at this sample size: claimed {claimed:.3g} exceeds the largest bound it can show "
+                          f"({limit:.3g}); measured {measured:.3g} ({how})")  # fmt: skip
     return ClaimCheck(claimed, measured, "consistent",
                       f"consistent: lower bound {measured:.3g} <= claimed {claimed:.3g} ({how}); a bound below the "
                       "claim does not prove the claim")  # fmt: skip

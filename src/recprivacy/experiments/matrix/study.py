@@ -19,7 +19,9 @@ Steps (``MatrixOptions``):
    stronger attacker's success (``metrics.verdict.judge_defence``: *backfires* when the attack
    gains). The change is an unpaired difference (``intervals.unpaired_difference``).
 4. For every world with a DP claim, the claimed epsilon beside the canary audit's measured
-   lower bounds (ROC with Clopper-Pearson, and one run), flagged when a bound exceeds the claim.
+   lower bounds (ROC with Clopper-Pearson, and one run), flagged when a bound exceeds the claim;
+   and per-release audits of the federated upload defences (``mechanisms``) with
+   ``mechanism_samples`` uploads.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ class MatrixOptions(StudyOptions):
     dpmf: dict[str, Any] = Field(default_factory=lambda: {"n_epochs": 60})
     canaries: PositiveInt = 1000
     canary_guesses: PositiveInt = 100
+    mechanism_samples: PositiveInt = 20000
 
 
 @dataclass
@@ -114,7 +117,8 @@ def run_matrix(config: Config, options: MatrixOptions) -> Results:
             judged, eps = canary_judged(canaries, world.model.item_factors_.numpy(), data.train, options.canary_guesses,
                                         world.statement.delta)  # fmt: skip
             world.cells["canaries"] = Cell(judged, judged, "no trained part: frozen and adaptive coincide", eps)
-    render(results, worlds, options, canaries)
+    with results.timed("matrix:render and upload audits"):
+        render(results, worlds, options, canaries, config.seed)
     return results
 
 
