@@ -100,7 +100,7 @@ def _long_rows(worlds: list[Any], changes: dict) -> list[list]:
 def _figure(results: Results, worlds: list[Any]) -> str:
     """Colour = the stronger attacker's margin over its blind guess (blank: does not apply)."""
     grid = [[c.best.margin.value if (c := w.cells[a.key]).best else math.nan for a in ATTACKS] for w in worlds]
-    png = heatmap(grid, [w.spec.title for w in worlds], [a.title for a in ATTACKS], colorbar="margin over blind guess",
+    png = heatmap(grid, [w.spec.title for w in worlds], [a.title for a in ATTACKS], colorbar="margin",
                   title="Attack success over its blind guess (stronger attacker)",
                   size=(3.0 + 1.6 * len(ATTACKS), 2.0 + 0.6 * len(worlds)))  # fmt: skip
     return results.add_figure("matrix", png, "Colour-coded matrix: each cell the margin of the stronger attacker over its "
