@@ -3,6 +3,12 @@
 *adaptive* one (knows the defence and retrains on defended data), each judged by
 ``metrics.verdict.judge_attack`` against the strongest blind guess on the same metric and k.
 
+* ``membership`` (paper 001): whether a user was in the target's training data, from the top-k
+  list it serves them, by the membership lab of ``experiments.membership`` (its shadow of the
+  target's algorithm, its item vectors and MLP attack, its partition of held-out users). The
+  frozen attacker's shadow is undefended while the target is defended (the lab's
+  ``defense="target"``), the adaptive one's shadow deploys the defence too (``"both"``); the
+  ROC AUC of the lab's scores gets a bootstrap interval here and is judged against 0.5.
 * ``attribute``: the attribute of users who did not disclose it, from the top-k lists they
   are served (multi-hot), by the better of the configured attackers trained on the users who
   did; accuracy against always guessing the majority class (``federated.judge_class_metric``).
@@ -43,6 +49,15 @@ class Judged:
     margin: Estimate
     verdict: Verdict
 
+    @property
+    def effective(self) -> Estimate:
+        """The success an attacker gets from this one: the value, or for an attack wholly
+        below chance on a symmetric metric (``leaks (inverted)``) the flipped value."""
+        if self.verdict.label != "leaks (inverted)":
+            return self.value
+        v, flip = self.value, 2 * self.baseline
+        return Estimate(flip - v.value, flip - v.high, flip - v.low, f"flipped {v.method}", v.n, v.level)
+
 
 @dataclass
 class Cell:
@@ -56,14 +71,23 @@ class Cell:
 
     @property
     def best(self) -> Judged | None:
-        """The stronger of the two attackers (larger value on the cell's metric)."""
+        """The stronger of the two attackers (larger effective success on the cell's metric)."""
         judged = [j for j in (self.frozen, self.adaptive) if j is not None]
-        return max(judged, key=lambda j: j.value.value, default=None)
+        return max(judged, key=lambda j: j.effective.value, default=None)
 
 
 def judged(value: Estimate, baseline: float, name: str, margin: Estimate, chance: float | None = None) -> Judged:
     """``Judged`` with the verdict of ``judge_attack``."""
     return Judged(value, baseline, name, margin, judge_attack(margin, name, attack=value, chance=chance))
+
+
+# ---------------------------------------------------------------------------- membership
+
+
+def membership_judged(outcome: Any) -> Judged:
+    """A membership lab outcome (its target users' scores and labels) judged by ROC AUC."""
+    auc = auc_interval(outcome.labels, outcome.scores)
+    return judged(auc, 0.5, "chance (0.5)", auc.shifted(0.5), chance=0.5)
 
 
 # ---------------------------------------------------------------------------- attribute

@@ -27,10 +27,11 @@ def _fmt(j: Judged) -> str:
 
 
 def defence_change(cell: Cell, undefended: Cell, attack: str) -> Verdict | None:
-    """``judge_defence`` on the stronger attacker's success against the undefended attack's."""
+    """``judge_defence`` on the stronger attacker's effective success (flipped when inverted)
+    against the undefended attack's."""
     if cell.best is None or undefended.best is None or cell is undefended:
         return None
-    return judge_defence(unpaired_difference(cell.best.value, undefended.best.value), attack)
+    return judge_defence(unpaired_difference(cell.best.effective, undefended.best.effective), attack)
 
 
 def cell_text(cell: Cell, change: Verdict | None) -> str:
@@ -39,7 +40,9 @@ def cell_text(cell: Cell, change: Verdict | None) -> str:
         return cell.reason
     which = "adaptive" if cell.best is cell.adaptive and cell.adaptive is not cell.frozen else "frozen"
     text = f"{_fmt(cell.best)} ({which}; {cell.best.verdict.label})"
-    if cell.adaptive is not cell.frozen:
+    if cell.adaptive is None:
+        text += f"; {cell.reason}"
+    elif cell.adaptive is not cell.frozen:
         text += f"; frozen {_fmt(cell.frozen)}, adaptive {_fmt(cell.adaptive)}"
     return text + (f"; {change.text}" if change else "")
 
@@ -92,6 +95,8 @@ def _long_rows(worlds: list[Any], changes: dict) -> list[list]:
                 rows.append([w.spec.key, a.key, "", a.metric] + [None] * 8 + [""] + tail)
                 continue
             for name, j in (("frozen", cell.frozen), ("adaptive", cell.adaptive)):
+                if j is None:
+                    continue
                 rows.append([w.spec.key, a.key, name, a.metric, j.value.value, j.value.low, j.value.high, j.baseline,
                              j.baseline_name, j.margin.value, j.margin.low, j.margin.high, j.verdict.text] + tail)  # fmt: skip
     return rows
@@ -99,7 +104,8 @@ def _long_rows(worlds: list[Any], changes: dict) -> list[list]:
 
 def _figure(results: Results, worlds: list[Any]) -> str:
     """Colour = the stronger attacker's margin over its blind guess (blank: does not apply)."""
-    grid = [[c.best.margin.value if (c := w.cells[a.key]).best else math.nan for a in ATTACKS] for w in worlds]
+    grid = [[c.best.effective.value - c.best.baseline if (c := w.cells[a.key]).best else math.nan for a in ATTACKS]
+            for w in worlds]  # fmt: skip
     png = heatmap(grid, [w.spec.title for w in worlds], [a.title for a in ATTACKS], colorbar="margin",
                   title="Attack success over its blind guess (stronger attacker)",
                   size=(3.0 + 1.6 * len(ATTACKS), 2.0 + 0.6 * len(worlds)))  # fmt: skip
@@ -109,7 +115,7 @@ def _figure(results: Results, worlds: list[Any]) -> str:
 
 def _scatter(results: Results, worlds: list[Any], attack: Any) -> str:
     """Privacy-utility scatter of one attack: one point per defence that applies."""
-    groups = {w.spec.title: ([w.utility[1].value], [w.cells[attack.key].best.value.value]) for w in worlds
+    groups = {w.spec.title: ([w.utility[1].value], [w.cells[attack.key].best.effective.value]) for w in worlds
               if w.cells[attack.key].best is not None and w.utility is not None}  # fmt: skip
     png = scatter_plot(groups, "utility (the row's utility metric)", f"{attack.title}: {attack.metric}")
     return results.add_figure(f"matrix-scatter-{attack.key}", png,
@@ -144,9 +150,11 @@ def _epsilon_text() -> str:
 
 
 def _intro(options: Any, canaries: Canaries) -> str:
-    o = options.exposure
+    o, o_m = options.exposure, options.membership
     return (
-        f"Rows are defences, columns attacks. Attribute inference guesses `{options.attribute}` from top-{options.k} lists "
+        f"Rows are defences, columns attacks. Membership inference is the membership lab of the audit's membership "
+        f"section (paper 001: shadow of the target's algorithm, MLP on item-vector features, top-{o_m.k} lists). "
+        f"Attribute inference guesses `{options.attribute}` from top-{options.k} lists "
         f"(attackers {', '.join(options.attackers)}, trained on {options.zeta:.0%} of users, {options.seeds} splits pooled); "
         f"the exposure attacker {o.attacker} (dim {o.dim}, at most {o.n_epochs} epochs: reduced training) reads one slate of "
         f"{o.slate_size} items for the user's {o.history_len} recent clicks; the canary attack scores {len(canaries.users)} "

@@ -34,6 +34,8 @@ from pydantic import Field, PositiveInt
 
 from recprivacy.attacks.attribute import recommendation_matrix
 from recprivacy.attacks.exposure import ExposureAttack
+from recprivacy.attacks.membership import AttackSpec as LabSpec
+from recprivacy.attacks.membership import LabOptions, MembershipLab
 from recprivacy.config import Config, StudyOptions
 from recprivacy.data.exposure_pairs import ExposurePairs, simulate_exposure, split_pairs, user_groups
 from recprivacy.defenses.dpmf import DPMF
@@ -41,8 +43,17 @@ from recprivacy.defenses.exposure_perturbation import ExposurePerturbation, next
 from recprivacy.defenses.popularity_randomization import PopularityRandomization
 from recprivacy.experiments.audit import AuditContext, member_users, utility_change
 from recprivacy.experiments.federated import served_to_all
-from recprivacy.experiments.matrix.cells import Canaries, Cell, attribute_judged, canary_judged, exposure_judged
+from recprivacy.experiments.matrix.cells import (
+    Canaries,
+    Cell,
+    attribute_judged,
+    canary_judged,
+    exposure_judged,
+    membership_judged,
+)
 from recprivacy.experiments.matrix.plan import ATTACKS, DefenceSpec, not_applicable
+from recprivacy.experiments.membership.audit import audit_partition
+from recprivacy.experiments.membership.collect import randomizer
 from recprivacy.experiments.matrix.render import render
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
@@ -52,6 +63,9 @@ from recprivacy.federated.features import attribute_labels
 from recprivacy.metrics.intervals import Estimate, paired_difference_interval, weighted_mean
 from recprivacy.models.base import Recommender
 from recprivacy.privacy.accounting import PrivacyStatement
+
+
+ATTACK = {a.key: a for a in ATTACKS}
 
 
 class ExposureCellOptions(StudyOptions):
@@ -66,6 +80,14 @@ class ExposureCellOptions(StudyOptions):
     patience: PositiveInt = 2
 
 
+class MembershipCellOptions(StudyOptions):
+    """The membership column: the audit section's list length, item-vector size and minimum history."""
+
+    k: PositiveInt = 100
+    n_factors: PositiveInt = 100
+    min_interactions: PositiveInt = 20
+
+
 class MatrixOptions(StudyOptions):
     """Options of the ``matrix`` study (module docstring)."""
 
@@ -76,6 +98,7 @@ class MatrixOptions(StudyOptions):
     seeds: PositiveInt = 3
     holdout_users: float = Field(0.2, gt=0, lt=1)
     exposure: ExposureCellOptions = Field(default_factory=ExposureCellOptions)
+    membership: MembershipCellOptions = Field(default_factory=MembershipCellOptions)
     perturbation_ratio: float = Field(0.5, gt=0, le=1)
     popularity_alpha: float = Field(0.1, gt=0, le=1)
     dpmf_epsilons: list[float] = Field(default_factory=lambda: [1.0, 5.0])
@@ -105,13 +128,15 @@ def run_matrix(config: Config, options: MatrixOptions) -> Results:
     planted = replace(data, train=canaries.plant(data.train))
     target = fit_model(config, planted, results)
     worlds = build_worlds(config, options, planted, target, results)
+    with results.timed("matrix:membership"):
+        membership_column(config, options, planted, worlds)
     with results.timed("matrix:attribute"):
         attribute_column(config, options, planted, worlds)
     with results.timed("matrix:exposure"):
         exposure_column(config, options, data, worlds, results)
     with results.timed("matrix:canaries"):
         for world in worlds:
-            if (why := not_applicable(ATTACKS[2], world.spec)) is not None:
+            if (why := not_applicable(ATTACK["canaries"], world.spec)) is not None:
                 world.cells["canaries"] = Cell(reason=why)
                 continue
             judged, eps = canary_judged(canaries, world.model.item_factors_.numpy(), data.train, options.canary_guesses,
@@ -152,6 +177,46 @@ def build_worlds(config: Config, options: MatrixOptions, data: PreparedData, tar
     return worlds
 
 
+# ---------------------------------------------------------------------------- membership column
+
+
+def membership_column(config: Config, options: MatrixOptions, data: PreparedData, worlds: list[World]) -> None:
+    """Membership inference through the membership lab, as the audit's membership section
+    builds it (its partition of held-out users, its randomizer): frozen (the target alone
+    defended) and adaptive (the shadow defended too) for popularity randomization; a DPMF
+    world's model is the lab's target, attacked by the undefended target's shadow (frozen
+    only: the lab builds shadows with ``models.make_model``, which has no DPMF)."""
+    o = options.membership
+    ctx = AuditContext(config, data, Target.from_recommender(worlds[0].model), None)
+    partition = audit_partition(ctx, o.min_interactions, config.seed)
+    name, algorithm = data.full.name, config.model.name
+    lab_options = LabOptions(min_interactions=o.min_interactions, item_coverage="init", holdout="none",
+                             model_params={algorithm: dict(config.model.params)})  # fmt: skip
+
+    def lab(target: Recommender) -> MembershipLab:
+        return MembershipLab({name: data.full}, lab_options, seed=config.seed, partitions={name: partition},
+                             randomize=randomizer(options.popularity_alpha, config.noise),
+                             models={(name, "target", algorithm): target})  # fmt: skip
+
+    spec = LabSpec((name, algorithm), (name, algorithm), k=min(o.k, data.full.n_items - int(data.full.user_counts().max())),
+                   n_factors=o.n_factors)  # fmt: skip
+    undefended = lab(worlds[0].model)
+    for world in worlds:
+        if (why := not_applicable(ATTACK["membership"], world.spec)) is not None:
+            world.cells["membership"] = Cell(reason=why)
+        elif partition is None:
+            world.cells["membership"] = Cell(reason=f"not measured: fewer than 6 held-out users have {o.min_interactions} interactions")
+        elif world.spec.key == "none":
+            plain = membership_judged(undefended.run(spec))
+            world.cells["membership"] = Cell(plain, plain)
+        elif world.spec.key == "popularity_randomization":
+            world.cells["membership"] = Cell(membership_judged(undefended.run(replace(spec, defense="target"))),
+                                             membership_judged(undefended.run(replace(spec, defense="both"))))  # fmt: skip
+        else:
+            frozen = membership_judged(lab(world.model).run(spec))
+            world.cells["membership"] = Cell(frozen, None, "adaptive not run: the lab cannot build a DPMF shadow")
+
+
 # ---------------------------------------------------------------------------- attribute column
 
 
@@ -162,7 +227,7 @@ def _lists(config: Config, data: PreparedData, model: Recommender, k: int) -> tu
 def attribute_column(config: Config, options: MatrixOptions, data: PreparedData, worlds: list[World]) -> None:
     """Attribute inference from each world's top-k lists, frozen (trained on the undefended
     lists) and adaptive (trained on the world's own lists)."""
-    spec = ATTACKS[0]
+    spec = ATTACK["attribute"]
     y_all, names = attribute_labels(data.full, options.attribute)
     clean_users, clean_lists = _lists(config, data, worlds[0].model, options.k)
     for world in worlds:
@@ -220,7 +285,7 @@ def exposure_column(config: Config, options: MatrixOptions, data: PreparedData, 
     clean = parts_of(worlds[0].model)
     frozen = fitted(clean)
     for world in worlds:
-        if (why := not_applicable(ATTACKS[1], world.spec)) is not None:
+        if (why := not_applicable(ATTACK["exposure"], world.spec)) is not None:
             world.cells["exposure"] = Cell(reason=why)
             continue
         if world.spec.key == "none":
