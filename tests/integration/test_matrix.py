@@ -8,7 +8,6 @@ import pytest
 
 from recprivacy import Matrix
 from recprivacy.experiments.matrix.plan import ATTACKS
-from recprivacy.experiments.runner import run_config
 
 
 @pytest.fixture(scope="module")

@@ -63,3 +63,17 @@ def test_an_attack_wholly_below_chance_counts_by_its_flipped_success():
     assert frozen.verdict.label == "leaks (inverted)"
     assert frozen.effective.value == 0.98 and (frozen.effective.low, frozen.effective.high) == (0.96, 0.99)
     assert Cell(frozen, adaptive).best is frozen
+
+
+def test_the_shipped_config_validates_and_matches_the_cli_defaults():
+    from pathlib import Path
+
+    from recprivacy.config import load_config, validate_options
+    from recprivacy.experiments.matrix import default_matrix_config
+    from recprivacy.experiments.matrix.study import MatrixOptions
+
+    config = load_config(Path(__file__).resolve().parents[2] / "configs" / "matrix" / "ml-100k.yaml")
+    assert config.study == "matrix" and config.noise == "simulation"
+    options = validate_options(MatrixOptions, config.study_options, ("study_options",))
+    assert options == MatrixOptions()  # `recprivacy matrix` runs the same settings
+    assert default_matrix_config()["model"] == {"name": config.model.name, "params": dict(config.model.params)}

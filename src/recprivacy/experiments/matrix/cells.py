@@ -34,7 +34,12 @@ from recprivacy.data.exposure_pairs import ExposurePairs
 from recprivacy.data.interactions import Interactions
 from recprivacy.experiments.exposure import judged_recall
 from recprivacy.experiments.federated import judge_class_metric, pooled_predictions
-from recprivacy.metrics.epsilon import OneRunAudit, canary_inclusion, one_run_epsilon, roc_epsilon
+from recprivacy.metrics.epsilon import (
+    OneRunAudit,
+    canary_inclusion,
+    one_run_epsilon,
+    roc_epsilon,
+)
 from recprivacy.metrics.intervals import Estimate, auc_interval
 from recprivacy.metrics.verdict import Verdict, judge_attack
 

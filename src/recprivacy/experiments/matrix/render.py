@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-
 from recprivacy.experiments.matrix.cells import Canaries, Cell, Judged
 from recprivacy.experiments.matrix.mechanisms import mechanism_rows
 from recprivacy.experiments.matrix.plan import ATTACKS

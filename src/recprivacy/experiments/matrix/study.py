@@ -37,9 +37,17 @@ from recprivacy.attacks.exposure import ExposureAttack
 from recprivacy.attacks.membership import AttackSpec as LabSpec
 from recprivacy.attacks.membership import LabOptions, MembershipLab
 from recprivacy.config import Config, StudyOptions
-from recprivacy.data.exposure_pairs import ExposurePairs, simulate_exposure, split_pairs, user_groups
+from recprivacy.data.exposure_pairs import (
+    ExposurePairs,
+    simulate_exposure,
+    split_pairs,
+    user_groups,
+)
 from recprivacy.defenses.dpmf import DPMF
-from recprivacy.defenses.exposure_perturbation import ExposurePerturbation, next_item_recall
+from recprivacy.defenses.exposure_perturbation import (
+    ExposurePerturbation,
+    next_item_recall,
+)
 from recprivacy.defenses.popularity_randomization import PopularityRandomization
 from recprivacy.experiments.audit import AuditContext, member_users, utility_change
 from recprivacy.experiments.federated import served_to_all
@@ -52,18 +60,26 @@ from recprivacy.experiments.matrix.cells import (
     membership_judged,
 )
 from recprivacy.experiments.matrix.plan import ATTACKS, DefenceSpec, not_applicable
+from recprivacy.experiments.matrix.render import render
 from recprivacy.experiments.membership.audit import audit_partition
 from recprivacy.experiments.membership.collect import randomizer
-from recprivacy.experiments.matrix.render import render
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.experiments.target import Target
-from recprivacy.experiments.train import PreparedData, fit_model, hold_out_users, prepare_data
+from recprivacy.experiments.train import (
+    PreparedData,
+    fit_model,
+    hold_out_users,
+    prepare_data,
+)
 from recprivacy.federated.features import attribute_labels
-from recprivacy.metrics.intervals import Estimate, paired_difference_interval, weighted_mean
+from recprivacy.metrics.intervals import (
+    Estimate,
+    paired_difference_interval,
+    weighted_mean,
+)
 from recprivacy.models.base import Recommender
 from recprivacy.privacy.accounting import PrivacyStatement
-
 
 ATTACK = {a.key: a for a in ATTACKS}
 
