@@ -2,7 +2,7 @@
 
 The public API is imported lazily, so ``import recprivacy`` stays cheap::
 
-    from recprivacy import Audit, Target
+    from recprivacy import Audit, Matrix, Target
 
     results = Audit(Target.from_model(my_model), interactions, members, non_members).run()
     results.write("runs")
@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "Audit": "recprivacy.experiments.own_audit",
     "Target": "recprivacy.experiments.target",
+    "Matrix": "recprivacy.experiments.matrix",
     "Results": "recprivacy.experiments.results",
     "Interactions": "recprivacy.data.interactions",
 }
@@ -31,7 +32,7 @@ def __getattr__(name: str) -> Any:
     if name not in _EXPORTS:
         raise AttributeError(f"module 'recprivacy' has no attribute {name!r}")
     module = import_module(_EXPORTS[name])
-    if name in ("Audit", "Target"):
+    if name in ("Audit", "Target", "Matrix"):
         import_module("recprivacy.experiments")  # registers the audit sections
     return getattr(module, name)
 

@@ -4,6 +4,7 @@
     recprivacy audit --interactions FILE (--lists FILE | --target module:name [--fit]) [--members FILE]
                      [--test FILE] [--user-features FILE] [--user-col C] [--item-col C] [--rank-col C]
     recprivacy train --dataset D --model M [--data-dir PATH] [--set k=v] [--out runs]
+    recprivacy matrix [--dataset ml-100k] [--model bpr] [--data-dir PATH] [--config PATH] [--set k=v] [--out runs]
     recprivacy run CONFIG.yaml [--set k=v] [--out DIR]
     recprivacy synthesize --out DIR [--dataset D] [--privacy prefs.csv] [--k 0.2] [--gamma 0.5] [--config PATH]
     recprivacy datasets list
@@ -188,6 +189,23 @@ def train(
     """Fit one recommender and evaluate it with full-ranking metrics."""
     with user_errors():
         _execute(_command_config(None, {"study": "train"}, dataset, data_dir, model, set_ or []), out)
+
+
+@app.command()
+def matrix(
+    dataset: Annotated[str | None, typer.Option("--dataset", help="Dataset name or path (default: ml-100k).")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Target recommender, a factor model (default: bpr).")] = None,
+    data_dir: DataDirOption = None,
+    config: Annotated[Path | None, typer.Option("--config", help="Matrix config, e.g. configs/matrix/ml-100k.yaml.")] = None,
+    set_: SetOption = None,
+    out: OutOption = None,
+) -> None:
+    """Run every attack against every defence that applies to what it observes, on one dataset and target: a
+    colour-coded matrix with frozen and adaptive attackers, utility costs, privacy statements and measured epsilon."""
+    from recprivacy.experiments.matrix import default_matrix_config
+
+    with user_errors():
+        _execute(_command_config(config, default_matrix_config(), dataset, data_dir, model, set_ or []), out)
 
 
 @app.command()

@@ -124,13 +124,15 @@ class PopularityGuess:
         return mask_items(self.popularity_.repeat(len(users), 1), self.released_, users).numpy()
 
 
-def recovery_metrics(attack: Any, truth: sp.spmatrix, ks: Sequence[int] = (10,), batch_size: int = 1024) -> dict[str, Any]:
+def recovery_metrics(attack: Any, truth: sp.spmatrix, ks: Sequence[int] = (10,), batch_size: int = 1024,
+                     per_user: bool = False) -> dict[str, Any]:  # fmt: skip
     """Ranking metrics of ``attack.score`` against the replaced originals ``truth`` (a user x
-    item matrix), over the users with at least one replaced item."""
+    item matrix), over the users with at least one replaced item (``per_user``: arrays over
+    them, in id order, as ``metrics.ranking.ranking_metrics`` gives them)."""
     truth = sp.csr_matrix(truth)
     users = np.flatnonzero(np.diff(truth.indptr) > 0)
     k = min(max(ks), truth.shape[1])
     tops = [torch.topk(torch.from_numpy(attack.score(users[lo : lo + batch_size])), k, dim=1).indices.numpy()
             for lo in range(0, len(users), batch_size)]
     topk = np.concatenate(tops) if tops else np.zeros((0, k), dtype=np.int64)
-    return ranking_metrics(topk, truth[users], ks)
+    return ranking_metrics(topk, truth[users], ks, per_user=per_user)

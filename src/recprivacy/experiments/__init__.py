@@ -4,7 +4,7 @@ Importing this package registers every built-in study (``runner.register_study``
 section (``audit.register_audit_section``); a new study module is added to the import below.
 """
 
-from recprivacy.experiments import audit, dipsgnn, exposure, federated, membership, train, upcsdg  # noqa: F401  (registers the studies)
+from recprivacy.experiments import audit, dipsgnn, exposure, federated, matrix, membership, train, upcsdg  # noqa: F401  (registers the studies)
 from recprivacy.experiments.results import Results, load_results, write_run
 from recprivacy.experiments.runner import get_study, register_study, run_config, run_study, studies
 

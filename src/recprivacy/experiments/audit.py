@@ -29,8 +29,10 @@ Users pick sections and set their options under ``study_options``::
       sections: [utility, membership]     # default: every registered section
       membership: {n_shadow: 4}
 
-The risk summary table has one row per risk a section reports (columns: attack, metric, value,
-blind guess, verdict). Planned attack sections that are not registered in this version are named
+The risk summary table has one row per risk a section reports (columns: attack, metric, value
+with its interval, the baseline with its name, the margin with its interval, verdict); sections
+add rows through ``SectionWriter.judge``, which applies the one verdict rule of
+``metrics.verdict``. Planned attack sections that are not registered in this version are named
 in a note under the table; no row is ever made up for them.
 
 The built-in ``utility`` section reports the target's full-ranking accuracy against the
@@ -51,7 +53,9 @@ from pydantic import ConfigDict, Field, PositiveInt
 from recprivacy.config import Config, StudyOptions, validate_options
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.results import Results
-from recprivacy.metrics.ranking import ranking_metrics
+from recprivacy.metrics.intervals import Estimate, paired_difference_interval, weighted_mean
+from recprivacy.metrics.ranking import evaluate, ranking_metrics
+from recprivacy.metrics.verdict import Verdict, judge_attack
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.experiments.target import Target
 from recprivacy.experiments.train import (
@@ -62,7 +66,6 @@ from recprivacy.experiments.train import (
     hold_out_users,
     metrics_rows,
     prepare_data,
-    test_metrics,
 )
 from recprivacy.models.base import Recommender
 from recprivacy.report.figures import line_plot
@@ -73,7 +76,7 @@ PLANNED_SECTIONS = {
     "exposure": "exposure leakage from what users were shown (paper 000)",
     "attribute": "attribute inference against federated GCN recommenders (paper 004)",
 }
-RISK_COLUMNS = ["attack", "metric", "value", "blind guess", "verdict"]
+RISK_COLUMNS = ["attack", "metric", "value [95% CI]", "baseline (name)", "margin [95% CI]", "verdict"]
 
 
 # ---------------------------------------------------------------------------- sections
@@ -98,20 +101,40 @@ class AuditContext:
     @property
     def members(self) -> np.ndarray:
         """Internal ids of the users the target was trained on (every user not held out)."""
-        active = (self.data.train.user_counts() + self.data.valid.user_counts() + self.data.test.user_counts()) > 0
-        active[self.data.heldout_users] = False
-        return np.flatnonzero(active)
+        return member_users(self.data)
+
+
+def member_users(data: PreparedData) -> np.ndarray:
+    """Internal ids of the users with interactions in any split who are not held out."""
+    active = (data.train.user_counts() + data.valid.user_counts() + data.test.user_counts()) > 0
+    active[data.heldout_users] = False
+    return np.flatnonzero(active)
 
 
 @dataclass(frozen=True)
 class Risk:
-    """One row of the risk summary."""
+    """One row of the risk summary: the attack's ``value`` (with its ``interval`` when the
+    section measured one), the ``baseline`` it is judged against (``baseline_name`` says which:
+    the strongest blind or trivial guess on the same metric and k), the ``margin`` over it
+    with its interval, and the ``verdict`` of ``metrics.verdict``."""
 
     attack: str
     metric: str
     value: float
     blind_guess: float
     verdict: str
+    baseline_name: str = "blind guess"
+    interval: tuple[float, float] | None = None
+    margin: Estimate | None = None
+
+    def row(self) -> list[str]:
+        """The risk summary's cells (``RISK_COLUMNS``)."""
+        value = f"{self.value:.4f}" + (f" [{self.interval[0]:.4f}, {self.interval[1]:.4f}]" if self.interval else " (no interval)")
+        if self.margin is None:
+            margin = f"{self.value - self.blind_guess:+.4f} (no interval)"
+        else:
+            margin = f"{self.margin.value:+.4f} [{self.margin.low:+.4f}, {self.margin.high:+.4f}]"
+        return [self.attack, self.metric, value, f"{self.blind_guess:.4f} ({self.baseline_name})", margin, self.verdict]
 
 
 @dataclass
@@ -139,7 +162,22 @@ class SectionWriter:
         self.results.metrics[f"{self.key}/{name}"] = float(value)
 
     def add_risk(self, attack: str, metric: str, value: float, blind_guess: float, verdict: str) -> None:
+        """A row without intervals (prefer :meth:`judge`, which applies the one verdict rule)."""
         self.risks.append(Risk(attack, metric, float(value), float(blind_guess), verdict))
+
+    def add_risk_row(self, risk: Risk) -> None:
+        self.risks.append(risk)
+
+    def judge(self, attack: str, metric: str, value: Estimate, baseline: float, baseline_name: str,
+              margin: Estimate, note: str = "") -> Verdict:  # fmt: skip
+        """Judge an attack by ``metrics.verdict.judge_attack`` (its ``margin`` over ``baseline``,
+        the strongest blind or trivial guess on the same metric and k) and add the risk row;
+        ``note`` (e.g. the attacker's name) is appended to the verdict in brackets."""
+        verdict = judge_attack(margin, baseline_name, attack=value)
+        text = f"{verdict.text} ({note})" if note else verdict.text
+        self.risks.append(Risk(attack, metric, value.value, float(baseline), text, baseline_name,
+                               (value.low, value.high), margin))  # fmt: skip
+        return verdict
 
 
 SectionFn = Callable[[AuditContext, SectionWriter], None]
@@ -367,11 +405,15 @@ def audit_prepared(
 
 def _add_risk_summary(results: Results, writers: list[SectionWriter], ran: list[str],
                       skipped: list[tuple[str, list[str]]]) -> None:  # fmt: skip
-    rows = [[r.attack, r.metric, r.value, r.blind_guess, r.verdict] for out in writers for r in out.risks]
-    table = results.add_table("risk_summary", RISK_COLUMNS, rows, "One row per measured risk; blind guess = what an uninformed guess scores")
+    rows = [r.row() for out in writers for r in out.risks]
+    table = results.add_table("risk_summary", RISK_COLUMNS, rows,
+                              "One row per measured risk; baseline = the strongest blind or trivial guess on the same metric and k")
     text = [
-        "Each row is one measurement: the attack (or, for utility, the target's own accuracy), the metric, "
-        "the value measured on this run, what a blind guess scores on the same metric, and a verdict."
+        "Each row is one measurement: the attack (or, for utility, the target's own accuracy, a reference and not an "
+        "attack), the metric, the value measured on this run with its 95% interval, the strongest blind or trivial guess "
+        "on the same metric and k, the attack's margin over it with its interval, and a verdict by one rule "
+        "(`recprivacy.metrics.verdict`): **leaks** only when the margin's interval clears zero, **no leak measured** when "
+        "it lies wholly below zero, **inconclusive** when it straddles zero."
     ]
     missing = [desc for name, desc in PLANNED_SECTIONS.items() if name not in _SECTIONS]
     if missing:
@@ -394,7 +436,7 @@ class UtilityOptions(StudyOptions):
     k: PositiveInt = 10
 
 
-def random_ranking_expectation(test: sp.csr_matrix, masked: sp.csr_matrix, k: int) -> dict[str, float]:
+def random_ranking_expectation(test: sp.csr_matrix, masked: sp.csr_matrix, k: int, per_user: bool = False) -> dict[str, Any]:
     """Expected Recall@k and NDCG@k of a uniformly random ranking of each user's candidates.
 
     User u has ``C`` candidate (unmasked) items, ``T`` test items of which ``T_c`` are
@@ -404,7 +446,8 @@ def random_ranking_expectation(test: sp.csr_matrix, masked: sp.csr_matrix, k: in
         E[Recall@k] = k' T_c / (C T)        E[NDCG@k] = (T_c / C) D(k') / D(min(T, k))
         E[Precision@k] = k' T_c / (C k)
 
-    averaged over users with ``T >= 1`` (the same users ``metrics.ranking.evaluate`` averages).
+    averaged over users with ``T >= 1`` (the same users ``metrics.ranking.evaluate`` averages);
+    ``per_user``: the arrays over those users (in id order) instead of their means.
     """
     n_items = test.shape[1]
     test = (test != 0).astype(np.int64).tocsr()
@@ -417,10 +460,10 @@ def random_ranking_expectation(test: sp.csr_matrix, masked: sp.csr_matrix, k: in
     kk = np.minimum(k, c)
     d = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(np.arange(2, max(k, 1) + 2)))))
     with np.errstate(divide="ignore", invalid="ignore"):
-        recall = np.where(c > 0, kk * tc / (c * t), 0.0)
-        ndcg = np.where(c > 0, tc / c * d[kk] / d[np.minimum(t, k)], 0.0)
-        precision = np.where(c > 0, kk * tc / (c * k), 0.0)
-    return {"recall": float(recall.mean()), "ndcg": float(ndcg.mean()), "precision": float(precision.mean())}
+        out = {"recall": np.where(c > 0, kk * tc / (c * t), 0.0),
+               "ndcg": np.where(c > 0, tc / c * d[kk] / d[np.minimum(t, k)], 0.0),
+               "precision": np.where(c > 0, kk * tc / (c * k), 0.0)}  # fmt: skip
+    return out if per_user else {name: float(v.mean()) for name, v in out.items()}
 
 
 def popularity_curves(train_counts: np.ndarray, recommended: np.ndarray) -> dict[str, np.ndarray]:
@@ -452,10 +495,7 @@ def utility_section(ctx: AuditContext, out: SectionWriter) -> None:
     columns, rows = metrics_rows(metrics, ks)
     rows += [[f"{m} (random ranking)"] + [blind[k][m] for k in ks] for m in ("recall", "ndcg")]
     out.add_table("metrics", columns, rows, f"Test metrics over {int(metrics['n_users'])} users; random ranking = expectation")
-    k0 = ks[0]
-    for m, label in (("recall", "Recall"), ("ndcg", "NDCG")):
-        value, guess = metrics[f"{m}@{k0}"], blind[k0][m]
-        out.add_risk("target utility (reference, not an attack)", f"{label}@{k0}", value, guess, _utility_verdict(value, guess))
+    _utility_risks(ctx, out, ks[0])
     how = (f"Full ranking over all {data.full.n_items} items with each user's training and validation items masked."
            if ctx.model is not None else
            f"Computed from the top-{max(ks)} lists the target serves each test user from their training history.")
@@ -464,7 +504,7 @@ def utility_section(ctx: AuditContext, out: SectionWriter) -> None:
     _popularity_analysis(ctx, out)
 
 
-def target_test_metrics(ctx: AuditContext, ks: Sequence[int]) -> dict[str, float]:
+def target_test_metrics(ctx: AuditContext, ks: Sequence[int], per_user: bool = False) -> dict[str, Any]:
     """Test metrics of the target: full ranking for a built-in model (training and validation
     items masked), else computed from the top-``max(ks)`` lists it serves the test users.
 
@@ -474,6 +514,8 @@ def target_test_metrics(ctx: AuditContext, ks: Sequence[int]) -> dict[str, float
         The audit context.
     ks:
         Cut-offs.
+    per_user:
+        Per-user arrays over the users with a test interaction (in id order) instead of means.
 
     Returns
     -------
@@ -481,18 +523,44 @@ def target_test_metrics(ctx: AuditContext, ks: Sequence[int]) -> dict[str, float
         ``<metric>@<k>`` and ``n_users``, as ``metrics.ranking.evaluate`` returns them.
     """
     if ctx.model is not None:
-        return test_metrics(ctx.model, ctx.data, ks)
-    users = np.unique(ctx.data.test.users)
-    lists = ctx.target.serve(users, max(ks), ctx.data.train, trained=True)
-    metrics = ranking_metrics(lists, ctx.data.test.to_csr()[users], ks=ks)
-    return {name: float(value) for name, value in metrics.items()}
+        metrics = evaluate(ctx.model, ctx.data.test, ks=ks, exclude=ctx.data.valid, per_user=per_user)
+    else:
+        users = np.unique(ctx.data.test.users)
+        lists = ctx.target.serve(users, max(ks), ctx.data.train, trained=True)
+        metrics = ranking_metrics(lists, ctx.data.test.to_csr()[users], ks=ks, per_user=per_user)
+    return metrics if per_user else {name: float(value) for name, value in metrics.items()}
 
 
-def _utility_verdict(value: float, blind: float) -> str:
-    ratio = value / blind if blind > 0 else float("inf")
-    if ratio < 1.5:
-        return "barely better than random: check training before trusting the attack results"
-    return f"useful: {ratio:.1f}x random"
+def _utility_risks(ctx: AuditContext, out: SectionWriter, k: int) -> None:
+    """Recall@k and NDCG@k of the target beside a random ranking's expectation, per test user,
+    with a paired bootstrap interval of the difference: a reference row, not an attack."""
+    data = ctx.data
+    ours = target_test_metrics(ctx, (k,), per_user=True)
+    blind = random_ranking_expectation(data.test.to_csr(), data.train.to_csr() + data.valid.to_csr(), k, per_user=True)
+    users = np.unique(data.test.users)
+    for m, label in (("recall", "Recall"), ("ndcg", "NDCG")):
+        value = np.nan_to_num(np.asarray(ours[f"{m}@{k}"], dtype=np.float64))
+        est, base, margin = paired_difference_interval(weighted_mean(value), weighted_mean(blind[m]), users)
+        out.add_risk_row(Risk("target utility (reference, not an attack)", f"{label}@{k}", est.value, base,
+                              _utility_verdict(est, margin), "random ranking, expectation", (est.low, est.high), margin))
+
+
+def utility_change(model: Recommender, reference: Recommender, data: PreparedData, k: int) -> tuple[Estimate, float, Estimate]:
+    """Recall@k of ``model`` and of ``reference`` on the same test users (full ranking,
+    training and validation masked), with a paired bootstrap over users: (model's estimate,
+    reference's value, change = model - reference)."""
+    ours, theirs = (evaluate(m, data.test, ks=(k,), exclude=data.valid, per_user=True) for m in (model, reference))
+    return paired_difference_interval(weighted_mean(np.nan_to_num(ours[f"recall@{k}"])),
+                                      weighted_mean(np.nan_to_num(theirs[f"recall@{k}"])), ours["users"])  # fmt: skip
+
+
+def _utility_verdict(value: Estimate, margin: Estimate) -> str:
+    """Reference rows: above a random ranking only when the margin's interval clears zero."""
+    base = value.value - margin.value
+    ratio = f"{value.value / base:.1f}x, " if base > 0 else ""
+    if margin.low > 0:
+        return f"reference: above a random ranking ({ratio}margin {margin.value:+.4f} [{margin.low:+.4f}, {margin.high:+.4f}])"
+    return "reference: not clearly above a random ranking; check training before trusting the attack results"
 
 
 def _popularity_analysis(ctx: AuditContext, out: SectionWriter) -> None:

@@ -52,7 +52,7 @@ from recprivacy.defenses.dpmf import DPMF
 from recprivacy.defenses.dpsgd import DPSGDSRGNN
 from recprivacy.defenses.edgerand import EdgeRand
 from recprivacy.errors import ConfigError
-from recprivacy.experiments.audit import AuditContext, SectionWriter, register_audit_section
+from recprivacy.experiments.audit import AuditContext, Risk, SectionWriter, register_audit_section, utility_change
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.experiments.train import metrics_rows, test_metrics
@@ -558,6 +558,16 @@ def _audit_features(options: DIPSGNNAuditOptions, train: Interactions) -> dict[s
             "user_categories": f.categories or None, "user_bounds": f.bounds or None}
 
 
+def utility_cost_row(name: str, model: Any, ctx: AuditContext, k: int) -> Risk:
+    """Reference risk row: Recall@k of the private ``model`` against the target's on the same
+    test users (paired bootstrap over users); a utility cost, not an attack."""
+    value, base, change = utility_change(model, ctx.model, ctx.data, k)
+    text = (f"reference: {name} costs {-change.value:.4f} [{-change.high:+.4f}, {-change.low:+.4f}] of the target's Recall@{k}"
+            if change.high < 0 else f"reference: no measurable utility cost ({change.value:+.4f} [{change.low:+.4f}, {change.high:+.4f}])")
+    return Risk(f"{name} utility (reference, not an attack)", f"Recall@{k}", value.value, base, text,
+                "the undefended target", (value.low, value.high), change)
+
+
 def dipsgnn_section(ctx: AuditContext, out: SectionWriter) -> None:
     """Offer DIPSGNN as the private alternative of a sequential target (utility + statements)."""
     if not ctx.model.sequential:
@@ -578,6 +588,7 @@ def dipsgnn_section(ctx: AuditContext, out: SectionWriter) -> None:
                   "Full-ranking test metrics of the target and of DIPSGNN on the same split")
     for name, value in private.items():
         out.add_metric(name, value)
+    out.add_risk_row(utility_cost_row("DIPSGNN", model, ctx, ks[0]))
     statements = {"target": PrivacyStatement.no_guarantee("interactions and user features", "training and serving",
                                                           f"{type(ctx.model).__name__} is trained without privacy noise")}
     statements.update({f"DIPSGNN: {k}": v for k, v in model.privacy_statement().items()})

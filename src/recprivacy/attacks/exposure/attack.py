@@ -235,12 +235,16 @@ class ExposureAttack:
     ) -> dict[str, float]:
         """Recall/NDCG/MRR at ``ks`` (pair and user averages) over ``candidates``."""
         encoded = self.encode(pairs, oov)
-        cand = candidate_matrix(self.vocab_, pairs, candidates)
-        ranks = rank_pairs(self._step_scores, encoded, cand, depth=max(ks) * self._cutoff_factor())
+        ranks = self.pair_ranks(encoded, candidate_matrix(self.vocab_, pairs, candidates), max(ks))
         kept = ~self.code_skipped(encoded)
         out = leakage_report(ranks[kept], encoded.users[kept], ks, self._cutoff_factor(), encoded.n_dropped)
         out["n_skipped"] = float((~kept).sum())
         return out
+
+    def pair_ranks(self, encoded: EncodedPairs, candidates: sp.csr_matrix | None, k: int) -> np.ndarray:
+        """Best ranks ``[P, M]`` of each encoded pair's true items (``rank_pairs``), read to
+        cut-off ``k`` (times the point decoder's list factor)."""
+        return rank_pairs(self._step_scores, encoded, candidates, depth=k * self._cutoff_factor())
 
     def code_skipped(self, encoded: EncodedPairs) -> np.ndarray:
         """Pairs the authors' sequence metrics skip (``skip="code"``, module docstring):

@@ -1,0 +1,50 @@
+"""What the attack x defence matrix runs: the attacks (columns), the defences (rows), and
+which defence applies to which attack.
+
+A defence applies to an attack when it changes what that attack observes. Every attack
+observes one channel (``lists`` served to users, ``exposures`` logged as slates, ``model
+training``); a defence protects one channel. A defence that protects model training changes
+the model, and so every list and exposure it produces: it applies to every attack. Any other
+defence applies only to attacks on its own channel; the cell says why not otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: a defence on this channel changes every channel downstream of it
+DOWNSTREAM = {"model training": ("model training", "lists", "exposures"), "lists": ("lists",), "exposures": ("exposures",)}
+
+
+@dataclass(frozen=True)
+class AttackSpec:
+    """A column: what the attack observes and the metric its cells report."""
+
+    key: str
+    title: str
+    observes: str
+    metric: str
+
+
+@dataclass(frozen=True)
+class DefenceSpec:
+    """A row: the channel the defence protects."""
+
+    key: str
+    title: str
+    protects: str
+
+
+ATTACKS = (
+    AttackSpec("membership", "user-level membership inference (paper 001)", "lists", "ROC AUC"),
+    AttackSpec("attribute", "attribute inference from top-k lists", "lists", "accuracy"),
+    AttackSpec("exposure", "exposure leakage (recent clicks from a slate)", "exposures", "Recall@10"),
+    AttackSpec("canaries", "canary membership (model training)", "model training", "ROC AUC"),
+)
+
+
+def not_applicable(attack: AttackSpec, defence: DefenceSpec) -> str | None:
+    """Why ``defence`` cannot change what ``attack`` observes, or None when it applies."""
+    if attack.observes in DOWNSTREAM.get(defence.protects, ()) or defence.protects == "nothing":
+        return None
+    return f"does not apply: {defence.title} changes {defence.protects}; the attack observes {attack.observes}"

@@ -1,0 +1,167 @@
+"""The matrix's report: a colour-coded figure and its table (rows defences, columns attacks,
+each cell the stronger attacker's success with its interval, the verdict, and the defence's
+change), one long table of every cell and attacker (written as CSV with the run), a
+privacy-utility scatter per attack, and claimed against measured epsilon."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from recprivacy.experiments.matrix.cells import Canaries, Cell, Judged
+from recprivacy.experiments.matrix.mechanisms import mechanism_rows
+from recprivacy.experiments.matrix.plan import ATTACKS
+from recprivacy.experiments.results import Results
+from recprivacy.metrics.epsilon import judge_claim
+from recprivacy.metrics.intervals import unpaired_difference
+from recprivacy.metrics.verdict import Verdict, judge_defence
+from recprivacy.report.figures import heatmap, scatter_plot
+
+LONG_COLUMNS = ["defence", "attack", "attacker", "metric", "value", "low", "high", "baseline", "baseline name",
+                "margin", "margin low", "margin high", "verdict", "change vs undefended", "defence verdict", "reason"]  # fmt: skip
+
+
+def _fmt(j: Judged) -> str:
+    return f"{j.value.value:.3f} [{j.value.low:.3f}, {j.value.high:.3f}]"
+
+
+def defence_change(cell: Cell, undefended: Cell, attack: str) -> Verdict | None:
+    """``judge_defence`` on the stronger attacker's effective success (flipped when inverted)
+    against the undefended attack's."""
+    if cell.best is None or undefended.best is None or cell is undefended:
+        return None
+    return judge_defence(unpaired_difference(cell.best.effective, undefended.best.effective), attack)
+
+
+def cell_text(cell: Cell, change: Verdict | None) -> str:
+    """A matrix cell: the stronger attacker's success, its verdict, both attackers, the change."""
+    if cell.best is None:
+        return cell.reason
+    which = "adaptive" if cell.best is cell.adaptive and cell.adaptive is not cell.frozen else "frozen"
+    text = f"{_fmt(cell.best)} ({which}; {cell.best.verdict.label})"
+    if cell.adaptive is None:
+        text += f"; {cell.reason}"
+    elif cell.adaptive is not cell.frozen:
+        text += f"; frozen {_fmt(cell.frozen)}, adaptive {_fmt(cell.adaptive)}"
+    return text + (f"; {change.text}" if change else "")
+
+
+def render(results: Results, worlds: list[Any], options: Any, canaries: Canaries, seed: int) -> None:
+    """Add the matrix's tables, figures and sections to ``results``."""
+    undefended = worlds[0].cells
+    changes = {(w.spec.key, a.key): defence_change(w.cells[a.key], undefended[a.key], a.title) for w in worlds for a in ATTACKS}
+    rows = [[w.spec.title] + [cell_text(w.cells[a.key], changes[w.spec.key, a.key]) for a in ATTACKS]
+            + [_utility(w), str(w.statement).splitlines()[0]] for w in worlds]  # fmt: skip
+    columns = ["defence"] + [f"{a.title} ({a.metric}; observes {a.observes})" for a in ATTACKS] + ["utility cost", "privacy statement"]
+    table = results.add_table("matrix", columns, rows, "Each cell: the stronger attacker's success [95% CI] (verdict against "
+                              "its blind guess), both attackers, and the defence's change in that success")  # fmt: skip
+    long = results.add_table("matrix-cells", LONG_COLUMNS, _long_rows(worlds, changes), "Every cell and attacker (also as CSV)")
+    figures = [_figure(results, worlds)] + [_scatter(results, worlds, a) for a in ATTACKS]
+    backfires = [f"{w.spec.title} against {a.title}" for w in worlds for a in ATTACKS
+                 if (v := changes[w.spec.key, a.key]) is not None and v.label == "backfires"]  # fmt: skip
+    text = [_intro(options, canaries)]
+    if backfires:
+        text.append("**Defences that backfire** (the attack gains, interval of the change above zero): "
+                    + "; ".join(backfires) + ".")  # fmt: skip
+    results.add_section("Attack x defence matrix", "\n\n".join(text), [table, long], figures)
+    uploads = results.add_table("matrix-epsilon-uploads", ["defence (paper 004)", "claimed ε", "δ", "accountant",
+                                                           "unit of privacy", "ROC lower bound (95%)",
+                                                           "largest bound this sample can show", "reading"],
+                                mechanism_rows(options.mechanism_samples, seed), "Per-release audits of the upload "
+                                "defences (their own perturb, clipping included); module experiments.matrix.mechanisms")  # fmt: skip
+    results.add_section("Claimed against measured epsilon", _epsilon_text(), [_epsilon_table(results, worlds), uploads])
+    statements = [[w.spec.title, *str(w.statement).splitlines()] for w in worlds]
+    width = max(len(r) for r in statements)
+    results.add_section("Privacy statements", "", [results.add_table(
+        "matrix-statements", ["defence"] + [f"line {i}" for i in range(1, width)], [r + [""] * (width - len(r)) for r in statements],
+        "Each defence's privacy_statement(), as it states it")])  # fmt: skip
+
+
+def _utility(world: Any) -> str:
+    if world.utility is None:
+        return "not measured"
+    name, value, change = world.utility
+    return f"{name}: {value.value:.4f}, change {change.value:+.4f} [{change.low:+.4f}, {change.high:+.4f}]"
+
+
+def _long_rows(worlds: list[Any], changes: dict) -> list[list]:
+    rows = []
+    for w in worlds:
+        for a in ATTACKS:
+            cell, change = w.cells[a.key], changes[w.spec.key, a.key]
+            tail = [change.text if change else "", change.label if change else "", cell.reason]
+            if cell.best is None:
+                rows.append([w.spec.key, a.key, "", a.metric] + [None] * 8 + [""] + tail)
+                continue
+            for name, j in (("frozen", cell.frozen), ("adaptive", cell.adaptive)):
+                if j is None:
+                    continue
+                rows.append([w.spec.key, a.key, name, a.metric, j.value.value, j.value.low, j.value.high, j.baseline,
+                             j.baseline_name, j.margin.value, j.margin.low, j.margin.high, j.verdict.text] + tail)  # fmt: skip
+    return rows
+
+
+def _figure(results: Results, worlds: list[Any]) -> str:
+    """Colour = the stronger attacker's margin over its blind guess (blank: does not apply)."""
+    grid = [[c.best.effective.value - c.best.baseline if (c := w.cells[a.key]).best else math.nan for a in ATTACKS]
+            for w in worlds]  # fmt: skip
+    png = heatmap(grid, [w.spec.title for w in worlds], [a.title for a in ATTACKS], colorbar="margin",
+                  title="Attack success over its blind guess (stronger attacker)",
+                  size=(3.0 + 1.6 * len(ATTACKS), 2.0 + 0.6 * len(worlds)))  # fmt: skip
+    return results.add_figure("matrix", png, "Colour-coded matrix: each cell the margin of the stronger attacker over its "
+                              "blind guess on the column's metric; blank cells do not apply (see the table for why)")  # fmt: skip
+
+
+def _scatter(results: Results, worlds: list[Any], attack: Any) -> str:
+    """Privacy-utility scatter of one attack: one point per defence that applies."""
+    groups = {w.spec.title: ([w.utility[1].value], [w.cells[attack.key].best.effective.value]) for w in worlds
+              if w.cells[attack.key].best is not None and w.utility is not None}  # fmt: skip
+    png = scatter_plot(groups, "utility (the row's utility metric)", f"{attack.title}: {attack.metric}")
+    return results.add_figure(f"matrix-scatter-{attack.key}", png,
+                              f"Privacy-utility, {attack.title}: lower (less success) and right (more utility) is better")
+
+
+def _epsilon_table(results: Results, worlds: list[Any]) -> str:
+    rows = []
+    for w in worlds:
+        eps = w.cells["canaries"].epsilon
+        if not eps:
+            continue
+        s = w.statement
+        measured = max(eps["roc_lower"], eps["one_run"])
+        check = judge_claim(s.epsilon, measured, "the larger of the two bounds")
+        rows.append([w.spec.title, s.epsilon if s.formal else None, s.delta, s.accountant, s.unit, s.scope, eps["roc_lower"],
+                     eps["one_run"], f"{eps['one_run_correct']} of {eps['one_run_guesses']}", check.text])  # fmt: skip
+    return results.add_table("matrix-epsilon", ["defence", "claimed ε", "δ", "accountant", "unit of privacy", "scope",
+                                                "ROC lower bound (95%)", "one-run lower bound (95%)", "one-run guesses right",
+                                                "reading"], rows, "Claimed against measured ε (canary audit)")  # fmt: skip
+
+
+def _epsilon_text() -> str:
+    return ("Each row with a trained model was audited with canaries planted in its one training run: the ROC lower bound "
+            "(Clopper-Pearson, Kairouz et al.) and the one-run bound (Steinke, Nasr and Jagielski 2023; pure-DP test, "
+            "guesses on the top and bottom canaries). Both are lower bounds at 95% confidence: one above the claim means the "
+            "guarantee is broken; one below it is consistent with the claim and proves nothing more. The canary attacker "
+            "reads only the item factors (DPMF's claim covers the item factor matrix). The upload defences of paper 004 (APM, "
+            "uniform LDP, Gaussian) protect federated uploads, which this centrally trained target does not make; their own "
+            "perturbation code is audited per release below. DIPSGNN, DP-SGD and EdgeRand (sequential SR-GNN models) are "
+            "not audited here.")
+
+
+def _intro(options: Any, canaries: Canaries) -> str:
+    o, o_m = options.exposure, options.membership
+    return (
+        f"Rows are defences, columns attacks. Membership inference is the membership lab of the audit's membership "
+        f"section (paper 001: shadow of the target's algorithm, MLP on item-vector features, top-{o_m.k} lists). "
+        f"Attribute inference guesses `{options.attribute}` from top-{options.k} lists "
+        f"(attackers {', '.join(options.attackers)}, trained on {options.zeta:.0%} of users, {options.seeds} splits pooled); "
+        f"the exposure attacker {o.attacker} (dim {o.dim}, at most {o.n_epochs} epochs: reduced training) reads one slate of "
+        f"{o.slate_size} items for the user's {o.history_len} recent clicks; the canary attack scores {len(canaries.users)} "
+        f"canary interactions, {int(canaries.included.sum())} planted. The *frozen* attacker is trained on the undefended "
+        "world, the *adaptive* one knows the defence and retrains on defended data. Each attacker is judged against the "
+        "strongest blind guess on the same metric and k (accuracy: majority class; Recall@10: the 10-item popularity or "
+        "shown-items guess; AUC: 0.5), and each defence by the change it causes in the stronger attacker's success (an "
+        "unpaired interval; *backfires* when the attack gains). Cells that do not apply say why. DP-SGD, DIPSGNN and "
+        "EdgeRand protect sequential (SR-GNN) models and APM / uniform LDP / Gaussian protect federated uploads; with a "
+        "centrally trained factor-model target they have no row here."
+    )
