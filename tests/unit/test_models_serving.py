@@ -189,3 +189,22 @@ def test_take_users_renumbers_in_the_given_order(synthetic):
     assert (part.to_csr()[1] != synthetic.to_csr()[2]).nnz == 0
     with pytest.raises(DataError):
         synthetic.take_users([1, 1])
+
+
+def test_dpmf_folds_a_new_user_in_from_the_released_item_factors(synthetic):
+    """Explicit DPMF: the projected ridge minimiser over scaled ratings; implicit: a BPR fold-in,
+    also inside the unit ball the sensitivity assumes."""
+    from recprivacy.defenses.dpmf import DPMF
+
+    rated = synthetic  # ratings 1..5
+    histories = rated.take_users([3, 5, 8])
+    explicit = DPMF(feedback="explicit", epsilon=5.0, n_factors=8, n_epochs=2, noise="simulation", seed=0).fit(rated)
+    p = ridge_fold_in(explicit.item_factors_, histories.to_csr("ratings") / explicit.rating_max, explicit.reg)
+    p = p / p.norm(dim=1, keepdim=True).clamp(min=1.0)
+    torch.testing.assert_close(explicit.score_histories(histories), p @ explicit.item_factors_.T)
+    implicit = DPMF(feedback="implicit", epsilon=5.0, n_factors=8, n_epochs=2, noise="simulation", seed=0).fit(rated)
+    assert implicit.serves_new_users and explicit.serves_new_users
+    lists = implicit.recommend_histories(histories, 5).numpy()
+    assert lists.shape == (3, 5)
+    seen = histories.to_csr()
+    assert all(seen[u, lists[u]].sum() == 0 for u in range(3))

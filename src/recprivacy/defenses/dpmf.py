@@ -34,6 +34,8 @@ import torch.nn.functional as F
 
 from recprivacy.data.interactions import Interactions
 from recprivacy.errors import ConfigError, DataError
+from recprivacy.models.bpr import bpr_fold_in_loss
+from recprivacy.models.foldin import gradient_fold_in, ridge_fold_in
 from recprivacy.models.lfm import FactorRecommender
 from recprivacy.models.training import NegativeSampler, minibatches
 from recprivacy.privacy.accounting import PrivacyStatement, check_positive
@@ -41,6 +43,8 @@ from recprivacy.privacy.randomness import NoiseMixin, check_mode
 
 FEEDBACK = ("explicit", "implicit")
 SENSITIVITY = 2.0
+#: BPR fold-in of a new user for the implicit variant: BPR-MF's defaults (``models.bpr``)
+FOLD_IN_STEPS, FOLD_IN_LR = 50, 0.05
 
 
 def objective_noise(n_items: int, n_factors: int, epsilon: float, sensitivity: float,
@@ -120,6 +124,19 @@ class DPMF(FactorRecommender, NoiseMixin):
             return total / n
 
         self.history_ = self._train(run_epoch, valid)
+
+    def _fold_in(self, histories: Interactions) -> torch.Tensor:
+        """A new user's factor from the released item factors, as the user's device computes it
+        (Hua et al.: user factors never leave the device): the squared-loss minimiser over the
+        scaled ratings (``foldin.ridge_fold_in``) or the BPR fold-in (``bpr.bpr_fold_in_loss``),
+        projected onto the unit ball like every trained user factor. Serving non-members uses
+        only their own data, so it adds nothing to the members' privacy cost."""
+        if self.feedback == "explicit":
+            p = ridge_fold_in(self.item_factors_, histories.to_csr("ratings") / self.rating_max, self.reg)
+        else:
+            (p,) = gradient_fold_in([self.n_factors], histories.to_csr(), bpr_fold_in_loss(self.item_factors_, self.reg),
+                                    1, FOLD_IN_STEPS, FOLD_IN_LR, self.seed)  # fmt: skip
+        return p / p.norm(dim=1, keepdim=True).clamp(min=1.0)
 
     def _pairs(self, train: Interactions) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Training pairs and, for explicit feedback, their ratings scaled to [0, 1]."""

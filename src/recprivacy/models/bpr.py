@@ -50,6 +50,18 @@ def bpr_loss(pos_scores: torch.Tensor, neg_scores: torch.Tensor) -> torch.Tensor
     return -F.logsigmoid(pos_scores - neg_scores).mean()
 
 
+def bpr_fold_in_loss(item_factors: torch.Tensor, reg: float) -> Callable[..., torch.Tensor]:
+    """The fold-in loss of a BPR model with frozen ``Q = item_factors`` (``foldin.FoldInLoss``):
+    ``Σ −ln σ(pᵀq_i − pᵀq_j) + λ/2 ‖p‖²`` over the (user, item, negative) triples."""
+
+    def loss(rows: list[torch.Tensor], users: torch.Tensor, items: torch.Tensor, negatives: torch.Tensor) -> torch.Tensor:
+        p = rows[0][users]
+        diff = (p * item_factors[items]).sum(-1)[:, None] - torch.einsum("bd,bnd->bn", p, item_factors[negatives])
+        return -F.logsigmoid(diff).sum() + 0.5 * reg * negatives.shape[1] * p.pow(2).sum()
+
+    return loss
+
+
 def bpr_gradients(u: torch.Tensor, q: torch.Tensor, reg: float) -> tuple[float, torch.Tensor, torch.Tensor]:
     """The batch loss ``L`` and its gradients (module docstring) with respect to the gathered
     user rows ``u`` (``[B, d]``) and item rows ``q = [e_i; e_j]`` (``[2B, d]``, the positives
@@ -183,14 +195,6 @@ class BPRMF(PairwiseRecommender):
     def _fold_in(self, histories: Interactions) -> torch.Tensor:
         """A new user's ``p_u`` from ``fold_in_steps`` Adam steps on the BPR loss of the
         history, ``Q`` frozen (``foldin.gradient_fold_in``)."""
-        (rows,) = gradient_fold_in([self.n_factors], histories.to_csr(), self._fold_in_loss, 1,
+        (rows,) = gradient_fold_in([self.n_factors], histories.to_csr(), bpr_fold_in_loss(self.item_factors_, self.reg), 1,
                                    self.fold_in_steps, self.fold_in_lr, self.seed)
         return rows
-
-    def _fold_in_loss(self, rows: list[torch.Tensor], users: torch.Tensor, items: torch.Tensor,
-                      negatives: torch.Tensor) -> torch.Tensor:
-        """``Σ −ln σ(pᵀq_i − pᵀq_j) + λ/2 ‖p‖²`` over the (user, item, negative) triples."""
-        p = rows[0][users]
-        q = self.item_factors_
-        diff = (p * q[items]).sum(-1)[:, None] - torch.einsum("bd,bnd->bn", p, q[negatives])
-        return -F.logsigmoid(diff).sum() + 0.5 * self.reg * negatives.shape[1] * p.pow(2).sum()

@@ -5,10 +5,11 @@
 
 * ``membership`` (paper 001): whether a user was in the target's training data, from the top-k
   list it serves them, by the membership lab of ``experiments.membership`` (its shadow of the
-  target's algorithm, its item vectors and MLP attack, its partition of held-out users). The
-  frozen attacker's shadow is undefended while the target is defended (the lab's
-  ``defense="target"``), the adaptive one's shadow deploys the defence too (``"both"``); the
-  ROC AUC of the lab's scores gets a bootstrap interval here and is judged against 0.5.
+  target's algorithm, its item vectors and MLP attack, its partition of held-out users), under
+  the ``served`` protocol (non-members get the target's own lists). A defence that retrains
+  the target is attacked by a frozen shadow of the undefended algorithm; Popularity
+  Randomization has nothing to replace under ``served`` and its cell says so. The ROC AUC of
+  the lab's scores gets a bootstrap interval here and is judged against 0.5.
 * ``attribute``: the attribute of users who did not disclose it, from the top-k lists they
   are served (multi-hot), by the better of the configured attackers trained on the users who
   did; accuracy against always guessing the majority class (``federated.judge_class_metric``).

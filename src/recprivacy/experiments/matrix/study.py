@@ -82,6 +82,10 @@ from recprivacy.models.base import Recommender
 from recprivacy.privacy.accounting import PrivacyStatement
 
 ATTACK = {a.key: a for a in ATTACKS}
+#: the membership column runs the ``served`` protocol, where this defence has nothing to replace
+POPULARITY_UNDER_SERVED = ("does not apply: Popularity Randomization replaces the popular list that paper 001 gives "
+                           "non-members; under the served protocol non-members get the target's own lists, so there is "
+                           "nothing to replace (the membership audit section measures it under the paper protocol)")
 
 
 class ExposureCellOptions(StudyOptions):
@@ -226,8 +230,10 @@ def membership_column(config: Config, options: MatrixOptions, data: PreparedData
             plain = membership_judged(undefended.run(spec))
             world.cells["membership"] = Cell(plain, plain)
         elif world.spec.key == "popularity_randomization":
-            world.cells["membership"] = Cell(membership_judged(undefended.run(replace(spec, defense="target"))),
-                                             membership_judged(undefended.run(replace(spec, defense="both"))))  # fmt: skip
+            world.cells["membership"] = Cell(reason=POPULARITY_UNDER_SERVED)
+        elif not world.model.serves_new_users:
+            world.cells["membership"] = Cell(reason=f"not measured: {type(world.model).__name__} cannot serve users it was "
+                                                    "not trained on, which the served protocol needs for non-members")
         else:
             frozen = membership_judged(lab(world.model).run(spec))
             world.cells["membership"] = Cell(frozen, None, "adaptive not run: the lab cannot build a DPMF shadow")
