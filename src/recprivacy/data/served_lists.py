@@ -52,8 +52,8 @@ class ServedLists:
         -------
         numpy.ndarray
         """
-        missing = [u for u in users if u not in self.lengths.index]
-        if missing:
+        missing = np.asarray(users)[~pd.Index(users).isin(self.lengths.index)]
+        if len(missing):
             raise DataError(f"no served list for user {shown(missing[0])!r} ({len(missing)} users without one); "
                             "expected a list for every member and non-member audited", self.source)  # fmt: skip
         short = self.lengths.loc[users] < k

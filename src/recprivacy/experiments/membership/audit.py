@@ -85,8 +85,8 @@ class MembershipAuditOptions(StudyOptions):
     def _serves_new_users(cls, name: str | None) -> str | None:
         if name is not None and (name not in MODELS or not MODELS[name]().serves_new_users):
             able = ", ".join(n for n, klass in MODELS.items() if klass().serves_new_users)
-            raise PydanticCustomError("shadow_algorithm", "expected a built-in recommender that serves new users ({able}), "
-                                      "got {name!r}", {"able": able, "name": name})  # fmt: skip
+            raise PydanticCustomError("shadow_algorithm", "expected a built-in recommender that serves new users: {able}",
+                                      {"able": able})  # fmt: skip
         return name
 
 
