@@ -154,6 +154,8 @@ INPUTS = {
     "shadow": "a training function (`Target.from_training`) or a built-in model to train shadows of the same algorithm, "
               "or the adversary's own algorithm (`study_options.membership.shadow_algorithm`, `--shadow-model`)",
     "builtin": "a built-in recommender of recprivacy.models as the target (`recprivacy audit --model`)",
+    "exposures": "logged exposures (the `exposures` argument, `--exposures FILE`) or a built-in recommender to replay "
+                 "(`recprivacy audit --model`)",
 }
 
 
@@ -165,6 +167,7 @@ def available_inputs(data: PreparedData, target: Target) -> set[str]:
         "non_members": len(data.heldout_users) > 0,
         "shadow": target.can_retrain,
         "builtin": target.algorithm is not None,
+        "exposures": data.exposures is not None or target.algorithm is not None,
     }
     return {name for name, ok in have.items() if ok}
 
