@@ -75,7 +75,7 @@ def test_own_model_is_audited_with_every_applicable_section(own, tmp_path):
     assert any(a.startswith("attribute inference") for a in attacks)
     assert results.metrics["utility/recall@10"] > 0
     summary = next(s for s in results.sections if s.title == "Risk summary").text
-    assert "`exposure` needs a built-in recommender" in summary
+    assert "`exposure` needs logged exposures" in summary
     run = results.write(tmp_path / "runs")
     assert {"results.json", "report.md", "report.html", "config.yaml"} <= {p.name for p in run.iterdir()}
     assert "Skipped sections" in (run / "report.md").read_text()
@@ -170,3 +170,43 @@ def test_a_registry_model_through_the_api_equals_the_audit_study():
                 noise="simulation").run()  # fmt: skip
     np.testing.assert_equal(new.metrics, old.metrics)  # NaN (a TPR not resolvable) equals NaN
     np.testing.assert_equal(new.tables["risk_summary"].rows, old.tables["risk_summary"].rows)
+
+
+def logged_exposures(seed: int = 0) -> pd.DataFrame:
+    """60 users x 12 slates of 10 news items; each slate leans to the items of the user's topic."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for user in range(60):
+        topic = rng.integers(0, 4)
+        for slate in range(12):
+            items = rng.choice(np.r_[np.arange(topic * 10, topic * 10 + 10), np.arange(40, 80)], 10, replace=False)
+            clicked = rng.random(10) < np.where(items // 10 == topic, 0.4, 0.05)
+            rows += [(f"u{user}", 100 + slate, f"n{i}", int(c)) for i, c in zip(items, clicked)]
+    return pd.DataFrame(rows, columns=["user_id", "slate_id", "item_id", "clicked"])
+
+
+def test_logged_exposures_give_the_same_numbers_from_python_and_the_command_line(tmp_path):
+    """The exposure attack runs on what the target logged it showed, with no built-in model."""
+    exposures = logged_exposures()
+    clicks = exposures[exposures["clicked"] == 1][["user_id", "item_id"]].drop_duplicates()
+    lists = pd.DataFrame({"user_id": clicks["user_id"].unique(), "rank": 1, "item_id": "n0"})
+    options = {"exposure": {"dim": 16, "n_epochs": 2, "ratios": [0.5]}}
+    direct = Audit(Target.from_lists(lists), clicks, clicks["user_id"].unique(), exposures=exposures, sections=["exposure"],
+                   options=options, noise="simulation").run()  # fmt: skip
+    logged = audit_files(tmp_path, {"interactions": clicks, "lists": lists, "exposures": exposures}, sections=["exposure"],
+                         **options)  # fmt: skip
+    assert "exposure/recall@10/all" in direct.metrics
+    np.testing.assert_equal(logged.metrics, direct.metrics)
+    text = next(s for s in logged.sections if s.title.startswith("Exposure")).text
+    assert "logged impressions of exposures: the impressions rule" in text
+
+
+def test_bad_logged_exposures_name_the_file_and_line(tmp_path):
+    (tmp_path / "exposures.csv").write_text("user_id,slate_id,item_id,clicked\nu1,1,n1,maybe\n")
+    (tmp_path / "interactions.csv").write_text("user_id,item_id\nu1,n1\n")
+    (tmp_path / "lists.csv").write_text("user_id,rank,item_id\nu1,1,n1\n")
+    result = CliRunner().invoke(app, ["audit", "--interactions", tmp_path / "interactions.csv", "--lists", tmp_path / "lists.csv",
+                                      "--exposures", tmp_path / "exposures.csv", "--out", tmp_path / "runs"])  # fmt: skip
+    assert result.exit_code == 2
+    assert f"error: {tmp_path / 'exposures.csv'}:2: clicked 'maybe' is not a click flag; expected 0 or 1" in result.output
+    assert not (tmp_path / "runs").exists()

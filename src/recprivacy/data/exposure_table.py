@@ -56,7 +56,7 @@ def read_exposure_table(source: str | Path | pd.DataFrame, user_col: str = "user
     users, user_ids = pd.factorize(frame[user_col], sort=True)
     items, item_ids = pd.factorize(frame[item_col], sort=True)
     return _log(users, items, flags.to_numpy(dtype=bool), slate_order(frame[slate_col]), frame[slate_col],
-                user_ids.to_numpy(), item_ids.to_numpy(), Path(where).stem)  # fmt: skip
+                user_ids.to_numpy(), item_ids.to_numpy(), "exposures" if where == "frame" else Path(where).stem)  # fmt: skip
 
 
 def slate_order(values: pd.Series) -> np.ndarray:

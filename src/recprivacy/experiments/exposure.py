@@ -692,9 +692,9 @@ def audit_pairs(ctx: AuditContext, opts: ExposureAuditOptions, out: SectionWrite
         eligible = np.unique(pairs.users)
         chosen = sample_users(eligible, opts.max_users, ctx.config.seed)
         pairs = pairs.for_users(chosen)
-        how = (f"The slates are the {len(log)} logged impressions of {log.name} ({rule} rule): {len(pairs)} showed at least "
-               f"{opts.slate_size} items to a user with at least {opts.history_len} earlier clicks, and those clicks are "
-               "what an attacker tries to recover from the slate alone.")  # fmt: skip
+        how = (f"The slates come from the {len(log)} logged impressions of {log.name}: the {rule} rule "
+               f"(`data.exposure_pairs`) made {len(pairs)} pairs of a shown slate of {opts.slate_size} items and the "
+               f"{opts.history_len} clicks before it, which an attacker tries to recover from the slate alone.")  # fmt: skip
     else:
         data = ctx.data.full
         eligible = np.flatnonzero(data.user_counts() > opts.history_len)
