@@ -4,7 +4,6 @@ equals ``recprivacy audit`` number for number."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -126,7 +125,7 @@ def test_served_lists_on_the_command_line_give_the_same_numbers(own, tmp_path):
 def test_lists_with_a_shadow_algorithm_give_the_model_objects_membership_numbers(tmp_path):
     """Assumption II: an adversary who trains itemcf shadows measures the same leakage from the
     served lists on the command line as from the fitted model object; no model code is needed."""
-    data, frame, _, members, non_members, features = synthetic_split()
+    _, frame, _, members, non_members, features = synthetic_split()
     train = frame[frame["user_id"].isin(members)]  # members trained on all their rows, as the lists were served
     model = PureSVD(train)
     options = {**OPTIONS, "membership": {**OPTIONS["membership"], "shadow_algorithm": "itemcf"}}

@@ -52,7 +52,7 @@ def read_exposure_table(source: str | Path | pd.DataFrame, user_col: str = "user
     flags = frame[click_col].astype(str).str.strip().str.lower().map(CLICK_VALUES)
     refuse_rows(flags.isna(), where, f"{click_col} {{!r}} is not a click flag; expected 0 or 1", frame[click_col])
     refuse_rows(frame.duplicated([user_col, slate_col, item_col]), where,
-                f"item {{!r}} is shown twice in the same slate of the same user", frame[item_col])  # fmt: skip
+                "item {!r} is shown twice in the same slate of the same user", frame[item_col])  # fmt: skip
     users, user_ids = pd.factorize(frame[user_col], sort=True)
     items, item_ids = pd.factorize(frame[item_col], sort=True)
     return _log(users, items, flags.to_numpy(dtype=bool), slate_order(frame[slate_col]), frame[slate_col],
@@ -91,5 +91,5 @@ def _log(users: np.ndarray, items: np.ndarray, clicked: np.ndarray, order_key: n
         clicked=clicked, history_items=click_items[ragged_index(history_start, history_len)],
         history_offsets=np.r_[0, np.cumsum(history_len)], n_users=len(user_ids), n_items=len(item_ids),
         user_ids=user_ids, item_ids=item_ids, name=name,
-        provenance=({"step": "read_exposure_table", "source": name, "impressions": int(len(starts))},),
+        provenance=({"step": "read_exposure_table", "source": name, "impressions": len(starts)},),
     )  # fmt: skip

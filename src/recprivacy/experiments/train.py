@@ -25,9 +25,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from recprivacy.config import Config, SplitConfig, StudyOptions
+from recprivacy.data.exposure import ExposureLog
 from recprivacy.data.interactions import Interactions
 from recprivacy.data.preprocess import preprocess
-from recprivacy.data.exposure import ExposureLog
 from recprivacy.data.registry import load_dataset
 from recprivacy.data.split import random_split, temporal_split, user_partition
 from recprivacy.errors import ConfigError, DataError

@@ -61,9 +61,9 @@ from recprivacy.experiments.train import PreparedData
 from recprivacy.experiments.membership.collect import randomizer
 from recprivacy.experiments.membership.compare import Judgement, Scored, estimates, judge, name_of, score_all
 from recprivacy.experiments.membership.render import roc_png
-from recprivacy.models import MODELS, make_model
 from recprivacy.metrics.intervals import Estimate, auc_difference_interval, auc_interval, mean_interval, tpr_at_fpr_interval
 from recprivacy.metrics.verdict import judge_defence
+from recprivacy.models import MODELS, make_model
 from recprivacy.privacy.accounting import PrivacyStatement
 
 
