@@ -2,7 +2,8 @@
 
     recprivacy audit [--dataset synthetic] [--data-dir PATH] [--model NAME] [--config PATH] [--set k=v] [--out runs]
     recprivacy audit --interactions FILE (--lists FILE | --target module:name [--fit]) [--members FILE]
-                     [--test FILE] [--user-features FILE] [--user-col C] [--item-col C] [--rank-col C]
+                     [--test FILE] [--user-features FILE] [--exposures FILE] [--shadow-model NAME]
+                     [--user-col C] [--item-col C] [--rank-col C]
     recprivacy train --dataset D --model M [--data-dir PATH] [--set k=v] [--out runs]
     recprivacy matrix [--dataset ml-100k] [--model bpr] [--data-dir PATH] [--config PATH] [--set k=v] [--out runs]
     recprivacy run CONFIG.yaml [--set k=v] [--out DIR]
@@ -125,13 +126,17 @@ def audit(
     user_col: Annotated[str, typer.Option("--user-col", help="User id column of every file.")] = "user_id",
     item_col: Annotated[str, typer.Option("--item-col", help="Item id column of the interactions, test and lists.")] = "item_id",
     rank_col: Annotated[str, typer.Option("--rank-col", help="Rank column of the lists (1 = first).")] = "rank",
+    exposures: Annotated[Path | None, typer.Option("--exposures", help="Logged exposures: user, slate_id (or time), item, "
+                         "clicked columns (exposure section).")] = None,
+    shadow_model: Annotated[str | None, typer.Option("--shadow-model", help="Built-in algorithm of the membership "
+                            "adversary's shadows (study_options.membership.shadow_algorithm).")] = None,
 ) -> None:
     """Audit a recommender and write one report: a built-in model trained by the audit
     (--dataset/--model), or your own system (--interactions with --lists or --target)."""
     with user_errors():
-        if interactions is None and (lists or target or members or test or user_features):
-            raise ConfigError("--lists, --target, --members, --test and --user-features audit your own system; "
-                              "expected --interactions FILE with them")  # fmt: skip
+        if interactions is None and (lists or target or members or test or user_features or exposures or shadow_model):
+            raise ConfigError("--lists, --target, --members, --test, --user-features, --exposures and --shadow-model audit "
+                              "your own system; expected --interactions FILE with them")  # fmt: skip
         if interactions is None:
             _execute(_command_config(config, default_audit_config(), dataset, data_dir, model, set_ or []), out)
             return
@@ -143,8 +148,11 @@ def audit(
         own = Target.from_lists(lists, user_col, rank_col, item_col) if lists else load_target(target, training=fit)
         name = _slug(f"audit-{interactions.stem}-{lists.stem if lists else target}")
         updates = _thread_updates() if config else {"name": name, **_thread_updates()}
+        if shadow_model:
+            updates["study_options.membership.shadow_algorithm"] = shadow_model
         base = load_config(config, set_ or [], base=default_audit_config(), updates=updates)
-        files = {"interactions": interactions, "members": members, "test": test, "user_features": user_features}
+        files = {"interactions": interactions, "members": members, "test": test, "user_features": user_features,
+                 "exposures": exposures}  # fmt: skip
         _audit_own(own, base, files, out, user_col, item_col)
 
 
@@ -155,6 +163,7 @@ def _audit_own(target: Target, base: Config, files: dict[str, Path | None], out:
     ``<time>-<name>`` folder never overwrites anything)."""
     import numpy as np
 
+    from recprivacy.data.exposure_table import read_exposure_table
     from recprivacy.data.tables import read_table
     from recprivacy.experiments.own_audit import Audit, interactions_file, read_users
     from recprivacy.io import check_output_folder
@@ -167,11 +176,12 @@ def _audit_own(target: Target, base: Config, files: dict[str, Path | None], out:
     others = np.setdiff1d(frame["user_id"].unique(), members)
     test = interactions_file(files["test"], user_col, item_col) if files["test"] else None
     features = read_table(files["user_features"]).rename(columns={user_col: "user_id"}) if files["user_features"] else None
+    exposures = read_exposure_table(files["exposures"], user_col, item_col) if files["exposures"] else None
     options = dict(base.study_options)
     with use_threads(base.threads) as threads:
-        results = Audit(target, frame, members, others, test=test, user_features=features,
-                        sections=options.pop("sections", None), options=options, seed=base.seed, ks=base.eval.ks,
-                        name=base.name).run()  # fmt: skip
+        results = Audit(target, frame, members, others, test=test, user_features=features, exposures=exposures,
+                        sections=options.pop("sections", None), options=options, seed=base.seed, noise=base.noise,
+                        ks=base.eval.ks, name=base.name).run()  # fmt: skip
     results.threads = threads
     run_dir = results.write(output)
     _print_headline(results)

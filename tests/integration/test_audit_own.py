@@ -4,7 +4,6 @@ equals ``recprivacy audit`` number for number."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -75,10 +74,36 @@ def test_own_model_is_audited_with_every_applicable_section(own, tmp_path):
     assert any(a.startswith("attribute inference") for a in attacks)
     assert results.metrics["utility/recall@10"] > 0
     summary = next(s for s in results.sections if s.title == "Risk summary").text
-    assert "`exposure` needs a built-in recommender" in summary
+    assert "`exposure` needs logged exposures" in summary
     run = results.write(tmp_path / "runs")
     assert {"results.json", "report.md", "report.html", "config.yaml"} <= {p.name for p in run.iterdir()}
     assert "Skipped sections" in (run / "report.md").read_text()
+
+
+def served_lists(model: PureSVD, frame: pd.DataFrame, train: pd.DataFrame, members, non_members) -> pd.DataFrame:
+    """What ``model`` served: members from their training rows, non-members from their whole history."""
+    served = []
+    for users, history in ((members, train), (non_members, frame)):
+        histories = history.sort_values("timestamp", kind="stable").groupby("user_id")["item_id"].agg(list)
+        lists = model.recommend([histories[u] for u in users], 20)
+        served += [(u, r + 1, i) for u, row in zip(users, lists) for r, i in enumerate(row)]
+    return pd.DataFrame(served, columns=["uid", "rank", "item_id"])
+
+
+def audit_files(tmp_path, tables: dict[str, pd.DataFrame], *args: str, **study_options) -> Results:
+    """``recprivacy audit`` on ``tables`` written as CSV files (user column ``uid``), the run's results."""
+    (tmp_path / "logs").mkdir()
+    files = {name: tmp_path / "logs" / f"{name}.csv" for name in tables}
+    for name, table in tables.items():
+        table.rename(columns={"user_id": "uid"}).to_csv(files[name], index=False)
+    config = tmp_path / "audit.yaml"
+    config.write_text(yaml.safe_dump({"name": "logged", "study": "audit", "noise": "simulation", "study_options": study_options}))
+    options = [[f"--{name.replace('_', '-')}", files[name]] for name in files]
+    result = CliRunner().invoke(app, ["audit", *sum(options, []), *args, "--user-col", "uid", "--config", config,
+                                      "--out", tmp_path / "runs"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (run,) = (tmp_path / "runs").iterdir()
+    return Results.from_json((run / "results.json").read_text())
 
 
 def test_served_lists_on_the_command_line_give_the_same_numbers(own, tmp_path):
@@ -86,31 +111,35 @@ def test_served_lists_on_the_command_line_give_the_same_numbers(own, tmp_path):
     data, frame, test, members, non_members, features, results = own
     train = frame[frame["user_id"].isin(members)].merge(test.assign(t=1), how="left", on=["user_id", "item_id"])
     train = train[train["t"].isna()].drop(columns="t")
-    model = PureSVD(train)
-    served = []
-    for users, history in ((members, train), (non_members, frame)):
-        histories = history.sort_values("timestamp", kind="stable").groupby("user_id")["item_id"].agg(list)
-        lists = model.recommend([histories[u] for u in users], 20)
-        served += [(u, r + 1, i) for u, row in zip(users, lists) for r, i in enumerate(row)]
-    (tmp_path / "logs").mkdir()
-    files = {name: tmp_path / "logs" / f"{name}.csv" for name in ("interactions", "lists", "members", "test", "features")}
-    frame.rename(columns={"user_id": "uid"}).to_csv(files["interactions"], index=False)
-    pd.DataFrame(served, columns=["uid", "rank", "item_id"]).to_csv(files["lists"], index=False)
-    pd.DataFrame({"uid": members}).to_csv(files["members"], index=False)
-    test.rename(columns={"user_id": "uid"}).to_csv(files["test"], index=False)
-    features.rename(columns={"user_id": "uid"}).to_csv(files["features"], index=False)
-    config = tmp_path / "audit.yaml"
-    config.write_text(yaml.safe_dump({"name": "lists", "study": "audit", "study_options": {"sections": SECTIONS, **OPTIONS}}))
-    result = CliRunner().invoke(app, ["audit", "--interactions", files["interactions"], "--lists", files["lists"],
-                                      "--members", files["members"], "--test", files["test"], "--user-features",
-                                      files["features"], "--user-col", "uid", "--config", config, "--out", tmp_path / "runs"])  # fmt: skip
-    assert result.exit_code == 0, result.output
-    (run,) = (tmp_path / "runs").iterdir()
-    logged = Results.from_json((run / "results.json").read_text())
+    lists = served_lists(PureSVD(train), frame, train, members, non_members)
+    tables = {"interactions": frame, "lists": lists, "members": pd.DataFrame({"user_id": members}), "test": test,
+              "user_features": features}  # fmt: skip
+    logged = audit_files(tmp_path, tables, sections=SECTIONS, **OPTIONS)
     shared = [m for m in results.metrics if m.startswith(("utility/", "attribute/"))]
     assert shared and {m: logged.metrics[m] for m in shared} == {m: results.metrics[m] for m in shared}
     summary = next(s for s in logged.sections if s.title == "Risk summary").text
-    assert "`membership` needs a training function" in summary  # no shadow without model code
+    assert "`membership` needs a training function" in summary  # no shadow without model code or a shadow algorithm
+    assert "--shadow-model" in summary
+
+
+def test_lists_with_a_shadow_algorithm_give_the_model_objects_membership_numbers(tmp_path):
+    """Assumption II: an adversary who trains itemcf shadows measures the same leakage from the
+    served lists on the command line as from the fitted model object; no model code is needed."""
+    _, frame, _, members, non_members, features = synthetic_split()
+    train = frame[frame["user_id"].isin(members)]  # members trained on all their rows, as the lists were served
+    model = PureSVD(train)
+    options = {**OPTIONS, "membership": {**OPTIONS["membership"], "shadow_algorithm": "itemcf"}}
+    sections = ["membership", "attribute"]
+    direct = Audit(Target.from_model(model), frame, members, non_members, user_features=features, sections=sections,
+                   options=options, noise="simulation").run()  # fmt: skip
+    tables = {"interactions": frame, "lists": served_lists(model, frame, train, members, non_members),
+              "members": pd.DataFrame({"user_id": members}), "user_features": features}  # fmt: skip
+    logged = audit_files(tmp_path, tables, "--shadow-model", "itemcf", sections=sections, **OPTIONS)
+    membership = [m for m in direct.metrics if m.startswith("membership/")]
+    assert "membership/served/mlp/auc" in membership and "membership/served/lira/auc" in membership
+    np.testing.assert_equal(logged.metrics, direct.metrics)
+    text = next(s for s in logged.sections if s.title.startswith("Membership")).text
+    assert "`itemcf`, the adversary's own choice and not the target's algorithm" in text
 
 
 def test_a_target_that_cannot_serve_new_users_is_refused(own):
@@ -138,5 +167,45 @@ def test_a_registry_model_through_the_api_equals_the_audit_study():
     new = Audit(Target.from_recommender(model), data.full, ids[np.unique(data.train.users)], ids[data.heldout_users],
                 test=data.test, valid=data.valid, sections=study_options["sections"], options=OPTIONS,
                 noise="simulation").run()  # fmt: skip
-    assert new.metrics == old.metrics
-    assert new.tables["risk_summary"] == old.tables["risk_summary"]
+    np.testing.assert_equal(new.metrics, old.metrics)  # NaN (a TPR not resolvable) equals NaN
+    np.testing.assert_equal(new.tables["risk_summary"].rows, old.tables["risk_summary"].rows)
+
+
+def logged_exposures(seed: int = 0) -> pd.DataFrame:
+    """60 users x 12 slates of 10 news items; each slate leans to the items of the user's topic."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for user in range(60):
+        topic = rng.integers(0, 4)
+        for slate in range(12):
+            items = rng.choice(np.r_[np.arange(topic * 10, topic * 10 + 10), np.arange(40, 80)], 10, replace=False)
+            clicked = rng.random(10) < np.where(items // 10 == topic, 0.4, 0.05)
+            rows += [(f"u{user}", 100 + slate, f"n{i}", int(c)) for i, c in zip(items, clicked)]
+    return pd.DataFrame(rows, columns=["user_id", "slate_id", "item_id", "clicked"])
+
+
+def test_logged_exposures_give_the_same_numbers_from_python_and_the_command_line(tmp_path):
+    """The exposure attack runs on what the target logged it showed, with no built-in model."""
+    exposures = logged_exposures()
+    clicks = exposures[exposures["clicked"] == 1][["user_id", "item_id"]].drop_duplicates()
+    lists = pd.DataFrame({"user_id": clicks["user_id"].unique(), "rank": 1, "item_id": "n0"})
+    options = {"exposure": {"dim": 16, "n_epochs": 2, "ratios": [0.5]}}
+    direct = Audit(Target.from_lists(lists), clicks, clicks["user_id"].unique(), exposures=exposures, sections=["exposure"],
+                   options=options, noise="simulation").run()  # fmt: skip
+    logged = audit_files(tmp_path, {"interactions": clicks, "lists": lists, "exposures": exposures}, sections=["exposure"],
+                         **options)  # fmt: skip
+    assert "exposure/recall@10/all" in direct.metrics
+    np.testing.assert_equal(logged.metrics, direct.metrics)
+    text = next(s for s in logged.sections if s.title.startswith("Exposure")).text
+    assert "logged impressions of exposures: the impressions rule" in text
+
+
+def test_bad_logged_exposures_name_the_file_and_line(tmp_path):
+    (tmp_path / "exposures.csv").write_text("user_id,slate_id,item_id,clicked\nu1,1,n1,maybe\n")
+    (tmp_path / "interactions.csv").write_text("user_id,item_id\nu1,n1\n")
+    (tmp_path / "lists.csv").write_text("user_id,rank,item_id\nu1,1,n1\n")
+    result = CliRunner().invoke(app, ["audit", "--interactions", tmp_path / "interactions.csv", "--lists", tmp_path / "lists.csv",
+                                      "--exposures", tmp_path / "exposures.csv", "--out", tmp_path / "runs"])  # fmt: skip
+    assert result.exit_code == 2
+    assert f"error: {tmp_path / 'exposures.csv'}:2: clicked 'maybe' is not a click flag; expected 0 or 1" in result.output
+    assert not (tmp_path / "runs").exists()

@@ -232,7 +232,7 @@ def test_audit_on_a_small_catalogue_fits_its_list_lengths(tmp_path):
     doc = json.loads((only_run(tmp_path / "runs") / "results.json").read_text())
     (section,) = [s for s in doc["sections"] if s["title"].startswith("Membership")]
     assert "fitted to the data (the default 100 does not fit: the catalogue has 90 items" in section["text"]
-    assert 0.0 <= doc["metrics"]["membership/plain/auc"] <= 1.0
+    assert 0.0 <= doc["metrics"]["membership/served/mlp/auc"] <= 1.0
     refused = invoke("audit", "--out", tmp_path / "again", *small, "--set", "study_options.membership.k=96")
     assert_one_line_error(refused, "study_options.membership.k=96 does not fit the data", "90 items")
     assert not (tmp_path / "again").exists()

@@ -42,9 +42,15 @@ def test_lists_only_command_line_example(tmp_path, monkeypatch):
     pd.DataFrame({"user_id": range(40)}).to_csv(tmp_path / "members.csv", index=False)
     pd.DataFrame({"user_id": range(60), "gender": rng.choice(["M", "F"], 60), "age": rng.choice([18, 25, 35], 60)}).to_csv(
         tmp_path / "users.csv", index=False)
+    shown = [(u, s, int(i), int(rng.random() < 0.3)) for u in range(60) for s in range(8) for i in rng.permutation(80)[:10]]
+    pd.DataFrame(shown, columns=["user_id", "slate_id", "item_id", "clicked"]).to_csv(tmp_path / "exposures.csv", index=False)
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(app, args + ["--set", "study_options.sections=[utility,attribute]"])
+    options = ["study_options.sections=[utility,attribute,membership,exposure]", "study_options.membership.k=20",
+               "study_options.exposure={dim: 8, n_epochs: 1, ratios: [0.5]}"]  # fmt: skip
+    result = CliRunner().invoke(app, args + sum((["--set", o] for o in options), []))
     assert result.exit_code == 0, result.output
     assert "Run written to" in result.stdout
     (run,) = (tmp_path / "runs").iterdir()
-    assert "attribute inference" in (run / "report.md").read_text()
+    report = (run / "report.md").read_text()
+    assert "attribute inference" in report and "exposure leakage" in report
+    assert "user-level membership inference" in report and "`itemcf`, the adversary's own choice" in report

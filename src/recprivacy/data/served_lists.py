@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from recprivacy.data.tables import read_table
+from recprivacy.data.tables import refuse_rows, shown, table_source
 from recprivacy.errors import DataError
 
 
@@ -52,8 +52,8 @@ class ServedLists:
         -------
         numpy.ndarray
         """
-        missing = [u for u in users if u not in self.lengths.index]
-        if missing:
+        missing = np.asarray(users)[~pd.Index(users).isin(self.lengths.index)]
+        if len(missing):
             raise DataError(f"no served list for user {shown(missing[0])!r} ({len(missing)} users without one); "
                             "expected a list for every member and non-member audited", self.source)  # fmt: skip
         short = self.lengths.loc[users] < k
@@ -84,18 +84,18 @@ def read_served_lists(source: str | Path | pd.DataFrame, user_col: str = "user_i
     -------
     ServedLists
     """
-    frame, where = _read(source)
+    frame, where = table_source(source)
     for option, col in (("user column", user_col), ("rank column", rank_col), ("item column", item_col)):
         if col not in frame.columns:
             raise DataError(f"missing {option} {col!r}; columns present: {list(frame.columns)}", where)
     ranks = pd.to_numeric(frame[rank_col], errors="coerce")
     bad = ranks.isna() | (ranks < 1) | (ranks != ranks.round())
-    _refuse(bad, where, f"{rank_col} {{!r}} is not a positive integer rank", frame[rank_col])
+    refuse_rows(bad, where, f"{rank_col} {{!r}} is not a positive integer rank", frame[rank_col])
     for col in (user_col, item_col):
-        _refuse(frame[col].isna(), where, f"empty {col!r} value {{!r}}", frame[col])
+        refuse_rows(frame[col].isna(), where, f"empty {col!r} value {{!r}}", frame[col])
     table = pd.DataFrame({"user": frame[user_col].to_numpy(), "rank": ranks.astype(np.int64).to_numpy(),
                           "item": frame[item_col].to_numpy()})  # fmt: skip
-    _refuse(table.duplicated(["user", "rank"]), where, f"user {{!r}} has this {rank_col} twice", table["user"])
+    refuse_rows(table.duplicated(["user", "rank"]), where, f"user {{!r}} has this {rank_col} twice", table["user"])
     ranks_of = table.groupby("user")["rank"]
     lengths, longest = ranks_of.count(), ranks_of.max()
     gap = longest != lengths
@@ -105,21 +105,3 @@ def read_served_lists(source: str | Path | pd.DataFrame, user_col: str = "user_i
         raise DataError(f"the list of user {shown(user)!r} skips rank {first}; expected ranks 1, 2, 3, ...", where)
     items = table.pivot(index="user", columns="rank", values="item")
     return ServedLists(items, lengths.astype(np.int64), where)
-
-
-def shown(value: object) -> object:
-    """A numpy scalar as the Python value it holds (for messages)."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _read(source: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    if isinstance(source, pd.DataFrame):
-        return source.reset_index(drop=True), "frame"
-    return read_table(source), str(source)
-
-
-def _refuse(bad: pd.Series, where: str, message: str, values: pd.Series) -> None:
-    """``DataError`` at the first ``bad`` row (line = row + 2: the header is line 1)."""
-    if bad.any():
-        row = int(np.argmax(bad.to_numpy()))
-        raise DataError(message.format(shown(values.iloc[row])), where, row + 2)

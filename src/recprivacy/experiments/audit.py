@@ -182,14 +182,18 @@ class SectionWriter:
 
 SectionFn = Callable[[AuditContext, SectionWriter], None]
 OptionsFit = Callable[[Any, PreparedData], tuple[Any, list[str]]]
+Supplies = Callable[[Any], set[str]]
 
 #: inputs a section may need, and what provides each (the reason a section is skipped)
 INPUTS = {
     "test": "test interactions of members (the `test` argument)",
     "user_features": "user features (the `user_features` argument)",
     "non_members": "users who were not in training (the `non_members` argument)",
-    "shadow": "a training function (`Target.from_training`) or a built-in model to train shadows of the same algorithm",
+    "shadow": "a training function (`Target.from_training`) or a built-in model to train shadows of the same algorithm, "
+              "or the adversary's own algorithm (`study_options.membership.shadow_algorithm`, `--shadow-model`)",
     "builtin": "a built-in recommender of recprivacy.models as the target (`recprivacy audit --model`)",
+    "exposures": "logged exposures (the `exposures` argument, `--exposures FILE`) or a built-in recommender to replay "
+                 "(`recprivacy audit --model`)",
 }
 
 
@@ -201,6 +205,7 @@ def available_inputs(data: PreparedData, target: Target) -> set[str]:
         "non_members": len(data.heldout_users) > 0,
         "shadow": target.can_retrain,
         "builtin": target.algorithm is not None,
+        "exposures": data.exposures is not None or target.algorithm is not None,
     }
     return {name for name, ok in have.items() if ok}
 
@@ -217,9 +222,12 @@ class AuditSection:
     heldout_users: bool = False
     fit: OptionsFit | None = None
     needs: tuple[str, ...] = ()
+    supplies: Supplies | None = None
 
-    def missing(self, have: set[str]) -> list[str]:
-        """What this section needs and the audit lacks (descriptions from ``INPUTS``)."""
+    def missing(self, have: set[str], options: Any = None) -> list[str]:
+        """What this section needs and neither the audit nor the section's own ``options``
+        (``supplies``) provide (descriptions from ``INPUTS``)."""
+        have = have | (self.supplies(options) if self.supplies else set())
         return [INPUTS[name] for name in self.needs if name not in have]
 
 
@@ -235,11 +243,13 @@ def register_audit_section(
     heldout_users: bool = False,
     fit: OptionsFit | None = None,
     needs: tuple[str, ...] = (),
+    supplies: Supplies | None = None,
 ) -> AuditSection:
     """Add a section to every audit (sections run and appear by ``order``, then name).
     ``heldout_users``: the section needs users the target never saw (``AuditOptions.holdout_users``);
     ``fit``: fits the section's options to the prepared data before training (module docstring);
-    ``needs``: inputs of ``INPUTS`` without which the section is skipped, with the reason."""
+    ``needs``: inputs of ``INPUTS`` without which the section is skipped, with the reason;
+    ``supplies(options)``: the needed inputs the section's own options stand in for."""
     if name == "sections" or not name.isidentifier():
         raise ValueError(f"audit section name {name!r} must be an identifier other than 'sections'")
     unknown = [n for n in needs if n not in INPUTS]
@@ -247,7 +257,7 @@ def register_audit_section(
         raise ValueError(f"audit section {name!r} needs unknown inputs {unknown}; known: {', '.join(INPUTS)}")
     if name in _SECTIONS and _SECTIONS[name].run is not run:
         raise ValueError(f"audit section {name!r} is already registered by {_SECTIONS[name].run.__module__}")
-    section = AuditSection(name, run, title, options, order, heldout_users, fit, tuple(needs))
+    section = AuditSection(name, run, title, options, order, heldout_users, fit, tuple(needs), supplies)
     _SECTIONS[name] = section
     return section
 
@@ -386,7 +396,7 @@ def audit_prepared(
     have = available_inputs(data, target)
     writers, skipped = [], []
     for section, section_options, notes in fitted:
-        missing = section.missing(have)
+        missing = section.missing(have, section_options)
         if missing:
             skipped.append((section.name, missing))
             continue

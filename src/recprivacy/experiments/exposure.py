@@ -687,9 +687,12 @@ register_study("exposure", run_exposure, ExposureOptions, "exposure leakage atta
 
 
 class ExposureAuditOptions(StudyOptions):
-    """The audit's exposure section: simulated exposure from the audit's target, one attacker,
-    and random-position uniform replacement at ``ratios``; ``max_users``: replay and attack a
-    seeded random sample of at most this many users (None: all; ``experiments.sampling``)."""
+    """The audit's exposure section: the exposures the auditor logged (``Audit(exposures=...)``,
+    ``--exposures FILE``), else simulated exposure from the audit's built-in target; one
+    attacker, and random-position uniform replacement at ``ratios``; ``max_users``: attack a
+    seeded random sample of at most this many users (None: all; ``experiments.sampling``);
+    ``log_rule``: how logged exposures become (clicks, slate) pairs (``data.exposure_pairs``;
+    None: ``mind`` / ``zhihu`` for those loaders' logs, else one pair per impression)."""
 
     history_len: PositiveInt = 5
     slate_size: PositiveInt = 10
@@ -700,6 +703,36 @@ class ExposureAuditOptions(StudyOptions):
     patience: PositiveInt = 3
     ratios: list[float] = Field(default_factory=lambda: [0.2, 0.4, 0.6])
     max_users: PositiveInt | None = 3000
+    log_rule: Literal["impressions", "mind", "zhihu"] | None = None
+
+
+def audit_pairs(ctx: AuditContext, opts: ExposureAuditOptions, out: SectionWriter) -> tuple[ExposurePairs, dict, str]:
+    """(clicks, slate) pairs of a seeded sample of at most ``max_users`` users, their 8:1:1 user
+    groups, and a sentence saying where the slates come from: the logged exposures when the audit
+    has them, else the built-in target replayed along every user's history."""
+    log = ctx.data.exposures
+    if log is not None:
+        rule = opts.log_rule or (log.name if log.name in ("mind", "zhihu") else "impressions")
+        pairs = log_pairs(rule, log, opts.history_len, opts.slate_size)
+        eligible = np.unique(pairs.users)
+        chosen = sample_users(eligible, opts.max_users, ctx.config.seed)
+        pairs = pairs.for_users(chosen)
+        how = (f"The slates come from the {len(log)} logged impressions of {log.name}: the {rule} rule "
+               f"(`data.exposure_pairs`) made {len(pairs)} pairs of a shown slate of {opts.slate_size} items and the "
+               f"{opts.history_len} clicks before it, which an attacker tries to recover from the slate alone.")  # fmt: skip
+    else:
+        data = ctx.data.full
+        eligible = np.flatnonzero(data.user_counts() > opts.history_len)
+        chosen = sample_users(eligible, opts.max_users, ctx.config.seed)
+        pairs = simulate_exposure(ctx.model, data, opts.history_len, opts.slate_size, users=chosen,
+                                  max_pairs_per_user=opts.max_pairs_per_user)  # fmt: skip
+        how = (f"The target recommender was replayed along each user's history: at {len(pairs)} time steps "
+               f"({opts.max_pairs_per_user or 'all'} per user at most) it showed the {opts.slate_size} best items the user "
+               f"had not seen, and the {opts.history_len} clicks before each step are what an attacker tries to recover "
+               "from that slate alone.")  # fmt: skip
+    if len(chosen) < len(eligible):
+        out.write(f"Attacked a seeded random sample of {len(chosen)} of the {len(eligible)} users (`max_users`).")
+    return pairs, user_groups(chosen, pairs.n_users, ctx.config.seed), how
 
 
 def exposure_section(ctx: AuditContext, out: SectionWriter) -> None:
@@ -710,14 +743,7 @@ def exposure_section(ctx: AuditContext, out: SectionWriter) -> None:
     encoder, _, decoder = opts.attacker.partition("+")
     if encoder not in ENCODERS or decoder not in DECODERS:
         raise ConfigError(f"study_options.exposure.attacker: expected 'encoder+decoder', got {opts.attacker!r}")
-    data = ctx.data.full
-    eligible = np.flatnonzero(data.user_counts() > opts.history_len)
-    chosen = sample_users(eligible, opts.max_users, ctx.config.seed)
-    groups = user_groups(chosen, data.n_users, ctx.config.seed)
-    pairs = simulate_exposure(ctx.model, data, opts.history_len, opts.slate_size, users=chosen,
-                              max_pairs_per_user=opts.max_pairs_per_user)
-    if len(chosen) < len(eligible):
-        out.write(f"Replayed and attacked a seeded random sample of {len(chosen)} of the {len(eligible)} users (`max_users`).")
+    pairs, groups, how = audit_pairs(ctx, opts, out)
     parts = split_pairs(pairs, groups)
     attack = ExposureAttack(encoder, decoder, dim=opts.dim, n_epochs=opts.n_epochs, patience=opts.patience, seed=ctx.config.seed)
     attack.fit(parts["train"], parts["valid"])
@@ -735,10 +761,7 @@ def exposure_section(ctx: AuditContext, out: SectionWriter) -> None:
                   "(shown for the paper's sequence decoders, not the verdict's baseline)")  # fmt: skip
     _audit_protection(attack, parts, pairs, opts, out, ctx.config.seed, ctx.config.noise)
     out.write(
-        f"The target recommender was replayed along each user's history: at {len(pairs)} time steps "
-        f"({opts.max_pairs_per_user or 'all'} per user at most) it showed the {opts.slate_size} best items the user had not "
-        f"seen, and the {opts.history_len} clicks before each step are what an attacker tries to recover from that slate "
-        f"alone. An {attack.name} attacker trained on the slates of {len(groups['train'])} users recovers "
+        f"{how} An {attack.name} attacker trained on the slates of {len(groups['train'])} users recovers "
         f"{value.value:.1%} [{value.low:.1%}, {value.high:.1%}] of the held-out users' recent clicks in its top-10 lists "
         f"over all {pairs.n_items} items; the stronger 10-item blind guess (the {name} guess) recovers {blind:.1%}. "
         "Intervals are a bootstrap over held-out users (a user's slates resampled together). Exposure logs leak recent "
@@ -767,21 +790,25 @@ def _audit_protection(attack: ExposureAttack, parts: dict, pairs: ExposurePairs,
     """Frozen attacker against random-position uniform replacement at each ratio (drawn from
     ``noise``); each ratio is judged by its change in Rec*@10 against L = 0 (``judge_rows``)."""
     test = parts["test"].subset(attack.vocab_.known_rows(parts["test"]))
+    simulated = pairs.next_items is not None
     rows = judge_rows([{"selection": "random", "replacement": "uniform", "L": ratio, "attacker": "frozen",
-                        **protection_point(attack, ExposurePerturbation(ratio, seed=seed, noise=noise).fit(pairs).perturb(test), True)}
+                        **protection_point(attack, ExposurePerturbation(ratio, seed=seed, noise=noise).fit(pairs).perturb(test),
+                                           simulated)}
                        for ratio in [0.0, *opts.ratios]])  # fmt: skip
+    utility, label = ("next-item recall@N", f"next-item recall@{opts.slate_size}") if simulated else ("acc*", "Acc* (Eq. 18)")
     columns = ["L", "recall@10", "change vs L = 0", "acc*", "next-item recall@N"]
     out.add_table("protection", ["L", "Rec*@10", "change vs L = 0 [95% CI]", "Acc*", f"next-item recall@{opts.slate_size}"],
                   [[r[c] for c in columns] for r in rows], "Random positions replaced by uniformly drawn items (frozen "
-                  "attacker); change = defended - undefended Rec*@10 on the same pairs, paired bootstrap over users")  # fmt: skip
+                  "attacker); change = defended - undefended Rec*@10 on the same pairs, paired bootstrap over users; "
+                  "next-item recall needs simulated exposure (logged slates carry no next item: Acc* is their utility)")  # fmt: skip
     backfires = [r["L"] for r in rows if r["change vs L = 0"].startswith("defence backfires")]
     if backfires:
         out.write(f"**The perturbation backfires** at L = {', '.join(f'{r:g}' for r in backfires)}: the frozen attacker "
                   "recovers *more* recent clicks from perturbed slates than from clean ones (the interval of the change "
                   "lies above zero). Replacing shown items by uniform draws moves the slates towards what the attacker "
                   "predicts without information; this defence does not protect these users at these ratios.")  # fmt: skip
-    png = line_plot({"random/uniform": ([r["next-item recall@N"] for r in rows], [r["recall@10"] for r in rows])},
-                    f"next-item recall@{opts.slate_size} (utility)", "Rec*@10 (leakage)", markers=True)  # fmt: skip
+    png = line_plot({"random/uniform": ([r[utility] for r in rows], [r["recall@10"] for r in rows])},
+                    f"{label} (utility)", "Rec*@10 (leakage)", markers=True)  # fmt: skip
     out.add_figure("privacy-utility", png, "Each point one replacement ratio L, from L = 0 (right) to the largest")
 
 
@@ -791,4 +818,4 @@ def _pair_recall(attack: ExposureAttack, pairs: ExposurePairs, k: int = 10) -> n
 
 
 register_audit_section("exposure", exposure_section, "Exposure leakage (paper 000)", ExposureAuditOptions, order=20,
-                       needs=("builtin",))
+                       needs=("exposures",))

@@ -15,7 +15,10 @@ The audit runs :func:`recprivacy.experiments.audit.audit_prepared`, the code pat
 * ``test`` / ``valid``: rows of ``interactions`` held out of the members' training (test: the
   utility section's ground truth; valid: masked like training items). The target's training
   data are the members' other rows, matched by (user, item) pair;
-* ``members`` / ``non_members``: original user ids of users the target was / was not trained on.
+* ``members`` / ``non_members``: original user ids of users the target was / was not trained on;
+* ``exposures``: what the target logged it showed users and what they clicked, an ``ExposureLog``
+  (e.g. ``data.registry.load_exposure("mind")``) or a table ``user_id, slate_id (or time),
+  item_id, clicked`` (``data.exposure_table``); the exposure section attacks these slates.
 
 Sections whose inputs are missing (``audit.INPUTS``) are skipped and listed in the risk summary.
 """
@@ -33,6 +36,8 @@ import numpy as np
 import pandas as pd
 
 from recprivacy.config import load_config
+from recprivacy.data.exposure import ExposureLog
+from recprivacy.data.exposure_table import read_exposure_table
 from recprivacy.data.interactions import Interactions
 from recprivacy.data.served_lists import shown
 from recprivacy.data.tables import read_table
@@ -61,6 +66,8 @@ class Audit:
         Rows of ``interactions`` held out of the members' training (optional).
     user_features:
         Frame indexed by original user id (or with a ``user_id`` column), e.g. ``gender``, ``age``.
+    exposures:
+        Logged exposures: an ``ExposureLog``, or a file or frame ``user_id, slate_id, item_id, clicked``.
     sections:
         Section names to run (default every registered section).
     options:
@@ -78,7 +85,7 @@ class Audit:
 
     def __init__(self, target: Target, interactions: Table, members: Sequence[Any], non_members: Sequence[Any] = (),
                  *, test: Table | None = None, valid: Table | None = None, user_features: pd.DataFrame | None = None,
-                 sections: Sequence[str] | None = None, options: dict[str, dict] | None = None, seed: int = 0,
+                 exposures: ExposureLog | pd.DataFrame | str | Path | None = None, sections: Sequence[str] | None = None, options: dict[str, dict] | None = None, seed: int = 0,
                  noise: str = "secure", ks: Sequence[int] = (10, 20), name: str = "audit") -> None:  # fmt: skip
         self.target = target
         self.interactions = interactions
@@ -87,6 +94,7 @@ class Audit:
         self.test = test
         self.valid = valid
         self.user_features = user_features
+        self.exposures = exposures
         self.sections = sections
         self.options = options
         self.seed = seed
@@ -140,8 +148,11 @@ class Audit:
         held = {part: held_rows(table, full, part) for part, table in (("test", self.test), ("valid", self.valid))}
         member_rows = np.isin(full.users, members)
         train = full.select(member_rows & ~(held["test"] | held["valid"]))
+        exposures = self.exposures
+        if exposures is not None and not isinstance(exposures, ExposureLog):
+            exposures = read_exposure_table(exposures)
         return PreparedData(full, train, full.select(member_rows & held["valid"]), full.select(member_rows & held["test"]),
-                            outsiders)  # fmt: skip
+                            outsiders, exposures)  # fmt: skip
 
 
 def fit_target(target: Target, data: PreparedData, results: Results) -> Target:

@@ -3,9 +3,11 @@
 Four ways in, one interface (``serve``):
 
 * ``Target.from_model(obj)``: any fitted object with ``recommend(histories, k)``, or a callable
-  ``(histories, k)``, returning ``k`` item ids per history. ``histories`` is a list with one
-  sequence of item ids per user, in the data's own (original) id space, oldest first; the
-  target serves every user from that history alone, as a production system serves a new user.
+  ``(histories, k)``, returning ``k`` item ids per history (an ``[n, k]`` array or tensor, or
+  one sequence per history). ``histories`` is a list with one 1-D numpy array of item ids per
+  user, in the data's own (original) id space, oldest first; every audited user of a request
+  comes in the one call, and the target serves each from that history alone, as a production
+  system serves a new user.
   A built-in ``Recommender`` is accepted only when it can serve users it was not trained on
   (a ``recommend_histories`` method).
 * ``Target.from_training(fit_fn)``: ``fit_fn(frame) -> model or callable`` where ``frame`` holds
@@ -25,8 +27,9 @@ members. The result is an ``[n, k]`` int64 array of internal item ids, best firs
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -225,13 +228,14 @@ class Target:
         if not model.serves_new_users:
             raise ConfigError(f"{self.description} cannot serve users it was not trained on; "
                               f"expected a {UNSEEN_METHOD}(histories, k) method")  # fmt: skip
-        return np.asarray(getattr(model, UNSEEN_METHOD)(_compact(histories, users), k), dtype=np.int64)
+        return np.asarray(getattr(model, UNSEEN_METHOD)(histories.take_users(users), k), dtype=np.int64)
 
     def _serve_histories(self, users: np.ndarray, k: int, histories: Interactions) -> np.ndarray:
-        seqs = histories.subset_users(users)
-        order = seqs.order() if seqs.timestamps is not None else np.argsort(seqs.users, kind="stable")
-        per_user = pd.Series(seqs.item_ids[seqs.items[order]]).groupby(seqs.users[order]).agg(list)
-        served = self.serve_fn([per_user.get(u, []) for u in users], k)
+        """Every user's time-ordered original item ids, split into one array per user, in one call."""
+        rows = histories.take_users(users)
+        order = rows.order()
+        items = rows.item_ids[rows.items[order]]
+        served = self.serve_fn(np.split(items, np.cumsum(rows.user_counts())[:-1]), k)
         return _internal_lists(served, users, k, histories)
 
 
@@ -247,31 +251,33 @@ def training_frame(train: Interactions) -> pd.DataFrame:
     return train.to_frame().drop(columns=["user", "item"])
 
 
-def _compact(histories: Interactions, users: np.ndarray) -> Interactions:
-    """``histories`` of ``users`` renumbered so that row-user ``j`` is ``users[j]``."""
-    rows = histories.subset_users(users)
-    position = np.full(histories.n_users, -1, dtype=np.int64)
-    position[users] = np.arange(len(users))
-    return replace(rows, users=position[rows.users], n_users=len(users), user_ids=histories.user_ids[users],
-                   user_features=None)  # fmt: skip
-
-
 def _internal_lists(served: Any, users: np.ndarray, k: int, histories: Interactions) -> np.ndarray:
     """Validate what a served function returned and map its original item ids to internal ids."""
     if isinstance(served, torch.Tensor):
         served = served.numpy()
-    rows: Sequence[Any] = list(served)
+    rows = served if isinstance(served, np.ndarray) and served.ndim == 2 else list(served)
     if len(rows) != len(users):
         raise DataError(f"the target returned {len(rows)} lists for {len(users)} histories; expected one list per history")
-    index = pd.Index(histories.item_ids)
-    out = np.empty((len(users), k), dtype=np.int64)
-    for j, row in enumerate(rows):
-        items = list(row)[:k]
-        if len(items) < k:
-            user = histories.user_ids[users[j]]
-            raise DataError(f"the target returned {len(items)} items for user {shown(user)!r}; expected k = {k}")
-        found = index.get_indexer(items)
-        if (found < 0).any():
-            raise DataError(f"the target returned item id {shown(items[int(np.argmin(found))])!r}, which is not in the interactions")
-        out[j] = found
-    return out
+    table = _first_k(rows, k, users, histories)
+    found = pd.Index(histories.item_ids).get_indexer(table.ravel())
+    if (found < 0).any():
+        raise DataError(f"the target returned item id {shown(table.ravel()[int(np.argmin(found))])!r}, which is not in the interactions")
+    return found.reshape(len(users), k).astype(np.int64)
+
+
+def _first_k(rows: np.ndarray | list[Any], k: int, users: np.ndarray, histories: Interactions) -> np.ndarray:
+    """``[len(rows), k]``: the first ``k`` original item ids of every served row (``DataError``
+    naming the first user served fewer)."""
+    if isinstance(rows, np.ndarray):
+        lengths = np.full(len(rows), rows.shape[1], dtype=np.int64)
+    else:
+        lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    short = lengths < k
+    if short.any():
+        j = int(np.argmax(short))
+        raise DataError(f"the target returned {lengths[j]} items for user {shown(histories.user_ids[users[j]])!r}; expected k = {k}")
+    if isinstance(rows, np.ndarray):
+        return rows[:, :k]
+    flat = np.asarray(list(chain.from_iterable(rows)))
+    starts = np.cumsum(lengths) - lengths
+    return flat[starts[:, None] + np.arange(k)] if len(flat) else flat.reshape(0, k)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from recprivacy.config import Config, SplitConfig, StudyOptions
+from recprivacy.data.exposure import ExposureLog
 from recprivacy.data.interactions import Interactions
 from recprivacy.data.preprocess import preprocess
 from recprivacy.data.registry import load_dataset
@@ -45,13 +46,15 @@ METRIC_NAMES = ("recall", "ndcg", "mrr", "hit", "precision")
 class PreparedData:
     """The preprocessed dataset and its three splits (same id spaces). ``heldout_users`` are
     users kept out of all three splits: people the model never saw (the non-members of
-    membership inference); see :func:`hold_out_users`."""
+    membership inference); see :func:`hold_out_users`. ``exposures``: what the target logged it
+    showed users and what they clicked, when the auditor has it (its own id spaces)."""
 
     full: Interactions
     train: Interactions
     valid: Interactions
     test: Interactions
     heldout_users: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    exposures: ExposureLog | None = None
 
 
 def prepare_data(config: Config, results: Results) -> PreparedData:

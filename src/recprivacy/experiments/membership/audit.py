@@ -16,11 +16,16 @@ Who plays which part:
   non-members are served by the target from the same share of their own history that members
   trained on (the rest is held out the same way), as a deployed system serves a new user;
   ``paper`` (the popular list for non-members) is measured beside it for reference;
-* attacks: the paper's MLP on Origin features trained on a shadow of the target's algorithm
-  (Assumption I), and, when the target can be retrained (a built-in model or a training
-  function), LiRA (online and offline) and RMIA on ``n_references`` reference recommenders
+* attacks: the paper's MLP on Origin features trained on a shadow recommender, and LiRA
+  (online and offline) and RMIA on ``n_references`` reference recommenders
   (``attacks.membership.calibrated``); trivial baselines: list overlap with the adversary's
   popular items, mean item popularity, norm of the paper's feature;
+* the adversary's recommenders (shadow and references, ``adversary_trainer``): of the target's
+  algorithm when the target can be retrained (a built-in model or a training function;
+  Assumption I), or of ``shadow_algorithm``, a built-in algorithm the adversary picks because
+  it does not know the target's (Assumption II). The option makes the section run for targets
+  that cannot be retrained (logged lists, a fitted model without its training function), and
+  overrides Assumption I for any target; the report names the algorithm;
 * ``seeds`` repeats all of it with new groups and shadows (``seed``, ``seed + 1``, ...); the
   verdict compares the best attack with the best trivial baseline and with 0.5
   (``compare.judge``).
@@ -35,12 +40,14 @@ items the vector users never touched keep random vectors (their number is report
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import torch
-from pydantic import Field, PositiveInt
+from pydantic import Field, PositiveInt, field_validator
+from pydantic_core import PydanticCustomError
 
 from recprivacy.attacks.membership import AttackSpec, LabOptions, MembershipLab
 from recprivacy.attacks.membership.partition import Group, Partition, group_of
@@ -56,6 +63,7 @@ from recprivacy.experiments.membership.compare import Judgement, Scored, estimat
 from recprivacy.experiments.membership.render import roc_png
 from recprivacy.metrics.intervals import Estimate, auc_difference_interval, auc_interval, mean_interval, tpr_at_fpr_interval
 from recprivacy.metrics.verdict import judge_defence
+from recprivacy.models import MODELS, make_model
 from recprivacy.privacy.accounting import PrivacyStatement
 
 
@@ -70,6 +78,21 @@ class MembershipAuditOptions(StudyOptions):
     defense_alpha: float = Field(0.1, gt=0, le=1)
     seeds: PositiveInt = 1
     n_references: int = Field(8, ge=2)
+    shadow_algorithm: str | None = None
+
+    @field_validator("shadow_algorithm")
+    @classmethod
+    def _serves_new_users(cls, name: str | None) -> str | None:
+        if name is not None and (name not in MODELS or not MODELS[name]().serves_new_users):
+            able = ", ".join(n for n, klass in MODELS.items() if klass().serves_new_users)
+            raise PydanticCustomError("shadow_algorithm", "expected a built-in recommender that serves new users: {able}",
+                                      {"able": able})  # fmt: skip
+        return name
+
+
+def shadow_supplied(o: MembershipAuditOptions) -> set[str]:
+    """The ``shadow`` input, when the options name the adversary's own algorithm."""
+    return {"shadow"} if o.shadow_algorithm else set()
 
 
 def fit_membership_options(o: MembershipAuditOptions, data: PreparedData) -> tuple[MembershipAuditOptions, list[str]]:
@@ -128,23 +151,44 @@ class ServedRecommender:
         return torch.as_tensor(self.target.serve(np.arange(histories.n_users), k, histories, trained=False))
 
 
-def lab_models(ctx: AuditContext, partition: Partition, label: str) -> dict[tuple[str, str, str], Any]:
-    """Target (and, for a training target, shadow) recommenders the lab uses instead of training
-    a built-in ``label``; a built-in target's shadow is left to the lab (``make_model``)."""
+Trainer = Callable[[Interactions, int], Any]
+
+
+def adversary_trainer(ctx: AuditContext, o: MembershipAuditOptions, seed: int) -> Trainer | None:
+    """``train(interactions, index) -> recommender`` for the adversary's shadow (index -1) and
+    reference recommenders: a built-in ``shadow_algorithm`` (seeded by ``seed`` and the index),
+    else the target's training function; None for a built-in target, whose algorithm the lab
+    trains itself (``make_model``), and for a target that cannot be retrained."""
+    if o.shadow_algorithm is not None:
+        def fit(train: Interactions, index: int) -> Any:
+            model_seed = int(np.random.SeedSequence([seed, index + 1]).generate_state(1)[0])
+            return make_model(o.shadow_algorithm, seed=model_seed).fit(train)
+
+        return fit
+    if ctx.model is None and ctx.target.fit_fn is not None:
+        return lambda train, index: ServedRecommender(ctx.target.fit(train), train)
+    return None
+
+
+def adversary_text(ctx: AuditContext, o: MembershipAuditOptions) -> str:
+    """Which recommenders the adversary trained, and whether they share the target's algorithm."""
+    if o.shadow_algorithm is not None:
+        return (f"The adversary's shadow and reference recommenders are `{o.shadow_algorithm}`, the adversary's own "
+                "choice and not the target's algorithm (paper 001, Assumption II: the adversary does not know how the "
+                "target was built).")  # fmt: skip
+    how = f"`{ctx.config.model.name}`" if ctx.model is not None else "the target's own training function"
+    return f"The adversary's shadow and reference recommenders are trained with {how}, the target's algorithm (Assumption I)."
+
+
+def lab_models(ctx: AuditContext, partition: Partition, label: str, trainer: Trainer | None) -> dict[tuple[str, str, str], Any]:
+    """Target (and, with a ``trainer``, shadow) recommenders the lab uses instead of training a
+    built-in ``label``; without a trainer the lab trains a built-in target's shadow itself."""
     name = ctx.data.full.name
-    if ctx.model is not None:
-        return {(name, "target", label): ctx.model}
-    models = {(name, "target", label): ServedRecommender(ctx.target, ctx.data.train)}
-    shadow_train = partition.shadow.train
-    models[(name, "shadow", label)] = ServedRecommender(ctx.target.fit(shadow_train), shadow_train)
+    target = ctx.model if ctx.model is not None else ServedRecommender(ctx.target, ctx.data.train)
+    models = {(name, "target", label): target}
+    if trainer is not None:
+        models[(name, "shadow", label)] = trainer(partition.shadow.train, -1)
     return models
-
-
-def lab_trainers(ctx: AuditContext, label: str) -> dict[str, Any]:
-    """Reference trainers for a training target (its own training function); built-ins use ``make_model``."""
-    if ctx.model is not None or ctx.target.fit_fn is None:
-        return {}
-    return {label: lambda train, j: ServedRecommender(ctx.target.fit(train), train)}
 
 
 @dataclass
@@ -166,10 +210,11 @@ def run_seed(ctx: AuditContext, o: MembershipAuditOptions, seed: int) -> SeedRun
     params = dict(ctx.config.model.params) if ctx.model is not None else {}
     options = LabOptions(min_interactions=o.min_interactions, item_coverage="init", holdout="none",
                          model_params={algorithm: params}, n_references=o.n_references)  # fmt: skip
+    trainer = adversary_trainer(ctx, o, seed)
     lab = MembershipLab({name: ctx.data.full}, options, seed=seed, randomize=randomizer(o.defense_alpha, ctx.config.noise),
-                        partitions={name: partition}, models=lab_models(ctx, partition, algorithm),
-                        trainers=lab_trainers(ctx, algorithm))  # fmt: skip
-    calibrated = ctx.target.can_retrain
+                        partitions={name: partition}, models=lab_models(ctx, partition, algorithm, trainer),
+                        trainers={algorithm: trainer} if trainer else {})  # fmt: skip
+    calibrated = trainer is not None or ctx.model is not None
     specs = {p: AttackSpec((name, algorithm), (name, algorithm), k=o.k, n_factors=o.n_factors, protocol=p) for p in PROTOCOLS}
     scored = {p: score_all(lab, spec, calibrated) for p, spec in specs.items()}
     defended = lab.run(replace(specs["paper"], defense="both")).scores
@@ -187,6 +232,7 @@ def membership_section(ctx: AuditContext, out: SectionWriter) -> None:
         return
     statement = PopularityRandomization(o.defense_alpha, ctx.config.seed, ctx.config.noise).privacy_statement()
     _write(out, o, runs, statement)
+    out.write(adversary_text(ctx, o))
 
 
 def _write(out: SectionWriter, o: MembershipAuditOptions, runs: list[SeedRun], statement: PrivacyStatement) -> None:
@@ -220,7 +266,7 @@ def _write(out: SectionWriter, o: MembershipAuditOptions, runs: list[SeedRun], s
         "served by the target from their history as a deployed system serves a new user, so members and non-members get "
         "lists made the same way. Protocol `paper` (paper 001, for reference): non-members get the popular list, which a "
         "trivial statistic already separates from personalised lists. Attacks: the paper's MLP on a shadow recommender, "
-        "LiRA and RMIA calibrated per user on reference recommenders of the target's algorithm. The verdict compares the "
+        "LiRA and RMIA calibrated per user on reference recommenders (which algorithm: below). The verdict compares the "
         "best attack with the best trivial statistic (paired) and with a blind guess. The defence row randomizes "
         "non-members' popular lists (protocol `paper`) in target and shadow, against an adversary who knows the "
         f"defence.\n\n```\n{statement}\n```"
@@ -274,4 +320,5 @@ def _groups_table(out: SectionWriter, partition: Partition) -> None:
 
 
 register_audit_section("membership", membership_section, "Membership inference (paper 001)", MembershipAuditOptions,
-                       order=10, heldout_users=True, fit=fit_membership_options, needs=("non_members", "shadow"))  # fmt: skip
+                       order=10, heldout_users=True, fit=fit_membership_options, needs=("non_members", "shadow"),
+                       supplies=shadow_supplied)  # fmt: skip
