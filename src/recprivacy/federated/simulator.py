@@ -32,6 +32,7 @@ from recprivacy.federated.protocol import (
     aggregate,
     by_workload,
     client_features,
+    initial_state,
     local_update,
     perturb_uploads,
     pseudo_gradient,
@@ -127,9 +128,7 @@ class FederatedSimulator:
         self.objective = objective
         self.chunk_size = chunk_size
         self.threads = threads
-        gen = torch.Generator().manual_seed(int(seed))
-        self.params = model.init_params(gen, init_std)
-        self.private = {s.name: torch.randn((train.n_users, *s.shape), generator=gen) * init_std for s in model.private_specs()}
+        self.params, self.private = initial_state(model, train.n_users, seed, init_std)
         self.round = 0
 
     def run_round(self, users: np.ndarray | None = None) -> RoundUploads:
