@@ -129,6 +129,8 @@ class FederatedSimulator:
         self.chunk_size = chunk_size
         self.threads = threads
         self.params, self.private = initial_state(model, train.n_users, seed, init_std)
+        self.init_std = init_std
+        self.feature_privacy = feature_privacy
         self.round = 0
 
     def run_round(self, users: np.ndarray | None = None) -> RoundUploads:

@@ -3,10 +3,12 @@
 * ``run_simulation_engine`` -- Flower's simulation engine (``flwr.simulation.run_simulation``,
   Ray backend): one virtual SuperNode per user in this process's Ray cluster, bound to
   127.0.0.1, ``workers`` ClientApps at a time.
-* ``run_deployment`` -- see ``deployment``.
+* ``run_deployment`` -- a deployment (``deployment``); ``run_flower`` picks one by name.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from recprivacy.errors import RecPrivacyError
 from recprivacy.federated.flower_app.device import Device
@@ -44,3 +46,12 @@ def _finished(logs: list[ServerLog], engine: str) -> ServerLog:
     if not logs or logs[0].error or not logs[0].final:
         raise RecPrivacyError(f"engine {engine}: the server finished without a model ({logs[0].error if logs else 'no record'})")
     return logs[0]
+
+
+def run_flower(engine: str, spec: AppSpec, devices: list[Device], workdir: Path, superlink: str | None = None) -> ServerLog:
+    """Train with the Flower engine ``engine`` (``flower-sim`` or ``flower``)."""
+    if engine == "flower-sim":
+        return run_simulation_engine(spec, devices)
+    from recprivacy.federated.flower_app.deployment import run_deployment
+
+    return run_deployment(spec, devices, workdir, superlink, timeout=spec.timeout * (spec.rounds + 1))
