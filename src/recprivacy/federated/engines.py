@@ -67,7 +67,7 @@ def train_federation(sim: FederatedSimulator, method: Method, rounds: int, eval_
     from recprivacy.federated.flower_app.run import run_flower
     spec = app_spec(sim, method, rounds + 1, eval_rounds(rounds, eval_every), attack_all)
     with tempfile.TemporaryDirectory(prefix="recprivacy-flower-") as tmp:
-        log = run_flower(engine, spec, devices(sim.features, sim.train_csr), workdir or Path(tmp), superlink)
+        log = run_flower(engine, spec, devices(sim.raw_features, sim.train_csr), workdir or Path(tmp), superlink)
     users = by_workload(log.users[rounds + 1], sim.train_csr)
     rows = np.searchsorted(log.users[rounds + 1], users)
     attack = RoundUploads(rounds + 1, users, log.last_before, {k: v[rows] for k, v in log.last_uploads.items()})

@@ -89,7 +89,8 @@ class FederatedSimulator:
         A perturbed local objective (F-GERAI's functional mechanism, F-DPMF's item term).
     feature_privacy:
         Randomises every device's ``x_u`` once, before training (F-GERAI); the randomised
-        features are also what each user scores with at evaluation (``recommender``).
+        features are also what each user scores with at evaluation (``recommender``), and
+        ``raw_features`` what the devices hold before (what a Flower engine hands them).
     noise:
         Where the defences' randomness comes from: ``"secure"`` (operating-system entropy, the
         default) or ``"simulation"`` (seeded by ``seed``, for experiments only); the
@@ -130,6 +131,7 @@ class FederatedSimulator:
         self.threads = threads
         self.params, self.private = initial_state(model, train.n_users, seed, init_std)
         self.init_std = init_std
+        self.raw_features = np.asarray(features, dtype=np.float32)
         self.feature_privacy = feature_privacy
         self.round = 0
 
