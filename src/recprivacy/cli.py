@@ -6,7 +6,7 @@
                      [--user-col C] [--item-col C] [--rank-col C]
     recprivacy train --dataset D --model M [--data-dir PATH] [--set k=v] [--out runs]
     recprivacy matrix [--dataset ml-100k] [--model bpr] [--data-dir PATH] [--config PATH] [--set k=v] [--out runs]
-    recprivacy run CONFIG.yaml [--set k=v] [--out DIR]
+    recprivacy run CONFIG.yaml [--set k=v] [--out DIR] [--engine simulator|flower-sim|flower]
     recprivacy synthesize --out DIR [--dataset D] [--privacy prefs.csv] [--k 0.2] [--gamma 0.5] [--config PATH]
     recprivacy datasets list
     recprivacy datasets describe NAME [--data-dir PATH]
@@ -102,10 +102,15 @@ def run(
     config: Annotated[Path, typer.Argument(help="YAML study configuration.")],
     set_: SetOption = None,
     out: OutOption = None,
+    engine: Annotated[str | None, typer.Option("--engine", help="Federated studies: simulator, flower-sim or flower.")] = None,
 ) -> None:
     """Run the study described by a YAML config and write its run folder."""
     with user_errors():
-        _execute(load_config(config, set_ or [], updates=_thread_updates()), out)
+        loaded = load_config(config, [*(set_ or []), *([f"study_options.engine={engine}"] if engine else [])],
+                             updates=_thread_updates())
+        if engine and loaded.study != "federated":
+            raise ConfigError(f"--engine: expected a federated study, {config} is study {loaded.study!r}")
+        _execute(loaded, out)
 
 
 @app.command()

@@ -1,6 +1,13 @@
-"""The Flower engine reproduces the in-process simulator (same seed, same rounds)."""
+"""The Flower engines reproduce the in-process simulator (seeded ``noise: simulation``):
+the protocol core on tiny data, the whole study on a Coat subset, and a SuperNode killed
+mid-run ends the run with a clear error instead of a hang."""
 
 from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,13 +16,19 @@ import torch
 from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.apm import make_defence
 from recprivacy.defenses.federated_dp import BASELINES, make_baseline
+from recprivacy.errors import RecPrivacyError
 from recprivacy.federated.features import user_features
-from recprivacy.federated.flower import run_loopback
 from recprivacy.federated.models import make_federated_model
 from recprivacy.federated.protocol import LocalTraining
-from recprivacy.federated.simulator import FederatedSimulator
 
 pytest.importorskip("flwr", reason="Flower is in the test extra; install recprivacy[test]")
+from recprivacy.federated.engines import Method, app_spec  # noqa: E402
+from recprivacy.federated.flower_app.deployment import LocalFederation, submit, write_devices  # noqa: E402
+from recprivacy.federated.flower_app.device import devices  # noqa: E402
+from recprivacy.federated.flower_app.run import run_simulation_engine  # noqa: E402
+from recprivacy.federated.simulator import FederatedSimulator  # noqa: E402
+
+needs_ray = pytest.mark.skipif(__import__("importlib").util.find_spec("ray") is None, reason="flower-sim needs flwr[simulation]")
 
 
 def _tiny() -> Interactions:
@@ -25,29 +38,84 @@ def _tiny() -> Interactions:
     return Interactions(users, items, 5, 12, ratings=rng.integers(1, 6, 30).astype(float))
 
 
-@pytest.mark.parametrize("method", ["none", "apm", "fgerai", "fdpmf"])
-def test_flower_loopback_run_equals_the_simulator(method):
+def _tiny_sim(method: str, n_clients: int = 3) -> tuple[FederatedSimulator, Method]:
     train = _tiny()
     feats = user_features(train)
     baseline = make_baseline(method, feats.blocks, eps_dpmf=5.0) if method in BASELINES else None
     model = make_federated_model((baseline and baseline.model) or "fedrec", train.n_items, feats.dim, 4)
     # the Taylor objective's gradient grows with the logit: the baselines take a smaller step and init
     local = LocalTraining(lr=0.01 if baseline else 0.05, local_epochs=2, batch_size=4, n_negatives=2)
-    defence = None if baseline else make_defence(method)
-    # the two engines draw the same noise only when it is seeded (simulation mode)
     extra = {"objective": baseline.objective, "feature_privacy": baseline.features} if baseline else {}
-    extra["noise"] = "simulation"
-    sim = FederatedSimulator(model, train, feats.x, local, clients_per_round=3, seed=11, defence=defence,
-                             init_std=0.1 if baseline else 0.3, **extra)
-    initial = {k: v.clone() for k, v in sim.params.items()}
-    private = {k: v.clone() for k, v in sim.private.items()}
-    seen = {}
-    theta = run_loopback(model, initial, feats.x, train.to_csr(), rounds=3, n_clients=3, local=local, seed=11,
-                         defence=defence, on_round=lambda t, users, up: seen.setdefault(t, users), private=private, **extra)
-    for _ in range(3):
-        users = sim.run_round().users
-        assert np.array_equal(np.sort(users), seen[sim.round])
+    sim = FederatedSimulator(model, train, feats.x, local, clients_per_round=n_clients, seed=11,
+                             defence=None if baseline else make_defence(method), init_std=0.1 if baseline else 0.3,
+                             noise="simulation", **extra)
+    return sim, Method(method, {"eps_dpmf": 5.0} if method in BASELINES else {}, feats.blocks)
+
+
+@needs_ray
+@pytest.mark.parametrize("method", ["apm", "fgerai", "fdpmf"])
+def test_flower_simulation_engine_equals_the_simulator(method):
+    sim, spec_method = _tiny_sim(method)
+    log = run_simulation_engine(app_spec(sim, spec_method, 3, (), False), devices(sim.raw_features, sim.train_csr))
+    for t in range(1, 4):
+        assert np.array_equal(np.sort(sim.run_round().users), log.users[t])
     for name, value in sim.params.items():
-        assert torch.isfinite(value).all()
-        torch.testing.assert_close(theta[name], value, rtol=1e-5, atol=1e-6)
-        assert not torch.equal(value, initial[name])
+        torch.testing.assert_close(log.final[name], value, rtol=0, atol=1e-6)
+
+
+def test_killing_a_supernode_mid_run_fails_the_round_with_a_clear_error(tmp_path: Path):
+    sim, method = _tiny_sim("none", n_clients=5)
+    spec = app_spec(sim, method, 6, (), False)
+    spec = type(spec)(**{**spec.__dict__, "timeout": 45.0})
+    files = write_devices(devices(sim.raw_features, sim.train_csr), tmp_path / "devices")
+    start = time.monotonic()
+    with LocalFederation(files, tmp_path, timeout=120) as federation:
+        killer = threading.Thread(target=_kill_when, args=(tmp_path / "logs" / "run.log", "[ROUND 2/", federation.supernodes[3]))
+        killer.start()
+        with pytest.raises(RecPrivacyError, match="round 2|round 3|did not reply|failed"):
+            submit(spec, federation.address, tmp_path, tmp_path / "server-log.pt", timeout=600)
+        killer.join(timeout=5)
+    assert time.monotonic() - start < 600
+
+
+def _kill_when(log: Path, marker: str, proc) -> None:
+    deadline = time.monotonic() + 400
+    while time.monotonic() < deadline:
+        if log.exists() and marker in log.read_text(errors="ignore"):
+            proc.kill()
+            return
+        time.sleep(0.5)
+
+
+# ------------------------------------------------------------------ the study on a Coat subset
+
+DATA = os.environ.get("RECPRIVACY_DATA")
+
+
+def _coat_config(engine: str, users: int):
+    from recprivacy.config import load_config
+
+    return load_config(base={
+        "name": f"coat-{engine}", "study": "federated", "seed": 0, "noise": "simulation",
+        "dataset": {"name": "coat", "data_dir": DATA}, "eval": {"ks": [20]},
+        "study_options": {"rounds": 2, "eval_every": 1, "clients_per_round": 0.5, "holdout": "random", "dims": [16],
+                          "local_epochs": 2, "max_users": users, "methods": ["none", "apm"], "zetas": [0.2],
+                          "attackers": ["dnn", "knn"], "attack_seeds": 2, "attack_clients": "all", "engine": engine,
+                          "attributes": ["age"]},  # Coat's first 40 users are all women: gender has one class
+    })  # fmt: skip
+
+
+@pytest.mark.realdata
+@pytest.mark.skipif(DATA is None, reason="set RECPRIVACY_DATA to the shared datasets")
+@pytest.mark.parametrize("engine", [pytest.param("flower-sim", marks=needs_ray), "flower"])
+def test_coat_study_on_flower_gives_the_simulator_numbers(engine):
+    from recprivacy.experiments.runner import run_study
+
+    # a deployment starts a SuperNode process per user: 40 (the acceptance run) needs ~10 GB and
+    # minutes of CPU, so the default is a smaller federation (RECPRIVACY_FLOWER_USERS=40 for the full one)
+    users = 40 if engine == "flower-sim" else int(os.environ.get("RECPRIVACY_FLOWER_USERS", "8"))
+    expected = run_study(_coat_config("simulator", users)).metrics
+    got = run_study(_coat_config(engine, users)).metrics
+    assert expected.keys() == got.keys()
+    for key, value in expected.items():
+        assert got[key] == pytest.approx(value, abs=1e-6), key

@@ -1,7 +1,9 @@
 """Study ``federated`` (paper 004) and audit section ``attribute``.
 
-The study trains one federated recommender per defence (``methods``) with the in-process
-simulator, evaluates Hit@K / NDCG@K of the global model on the leave-one-out split (each
+The study trains one federated recommender per defence (``methods``) with one of three
+engines (``engine``, ``recprivacy.federated.engines``: ``simulator``, the fast in-process
+default; ``flower-sim``, Flower's simulation engine; ``flower``, a Flower deployment started
+on this machine or joined at ``superlink: host:port``), evaluates Hit@K / NDCG@K of the global model on the leave-one-out split (each
 user's latest interaction held out, digest §6/G20; full ranking, training items masked), then
 runs one extra attack round (digest G11) and attacks the uploads: for every attribute, ζ,
 attacker and component, ``attack_seeds`` random ζ-splits (mean ± std). The attack round samples
@@ -80,7 +82,8 @@ from recprivacy.experiments.sampling import sample_users
 from recprivacy.federated.features import attribute_labels, user_features
 from recprivacy.federated.models import make_federated_model
 from recprivacy.federated.protocol import LocalTraining
-from recprivacy.federated.simulator import FederatedSimulator
+from recprivacy.federated.engines import Method, train_federation
+from recprivacy.federated.simulator import FederatedSimulator, GlobalRecommender, RoundUploads
 from recprivacy.metrics.attack import multiclass_attack_report
 from recprivacy.metrics.intervals import Estimate, paired_difference_interval
 from recprivacy.metrics.ranking import evaluate
@@ -123,6 +126,8 @@ PAPER_F1 = {
     ("ml-100k", "fgerai_nl", "gender", 0.1): 0.657, ("ml-100k", "fgerai_nl", "gender", 0.2): 0.658,
     ("ml-1m", "fgerai_nl", "gender", 0.1): 0.634, ("ml-1m", "fgerai_nl", "gender", 0.2): 0.665,
 }  # fmt: skip
+ENGINE_LABELS = {"simulator": "in-process simulator", "flower-sim": "Flower simulation engine",
+                 "flower": "Flower deployment engine (SuperLink and SuperNodes)"}
 INPUT_NOTES = {
     "zscore": "The attackers read ΔΘ z-scored over their known users (digest G12).",
     "raw": "The attackers read the raw ΔΘ (the `attack_inputs: raw` ablation, not the paper's G12 z-scoring).",
@@ -245,6 +250,8 @@ class FederatedOptions(StudyOptions):
     attack_inputs: Literal["zscore", "raw"] = "zscore"
     eval_every: int = Field(10, ge=1)
     max_users: int | None = Field(None, ge=2)
+    engine: Literal["simulator", "flower-sim", "flower"] = "simulator"
+    superlink: str | None = None
 
 
 def _prepare(config: Config, options: FederatedOptions, results: Results) -> tuple[Interactions, Interactions, Interactions]:
@@ -258,9 +265,9 @@ def _prepare(config: Config, options: FederatedOptions, results: Results) -> tup
         attribute_labels(data, attribute)
     for method in options.methods:
         if method in BASELINES:
-            make_baseline(method, None, options.eps_x, options.eps_f, options.eps_dpmf)
+            make_baseline(method, None, **_factory_options(method, options))
         else:
-            make_defence(method, options.delta, options.eps_min, options.eps_max, options.resistance, options.epsilon, options.sigma)
+            make_defence(method, **_factory_options(method, options))
     if options.max_users is not None and options.max_users < data.n_users:
         data = data.subset_users(np.arange(options.max_users)).reindex()
     if options.holdout == "random":
@@ -270,6 +277,14 @@ def _prepare(config: Config, options: FederatedOptions, results: Results) -> tup
         train, test = temporal_split(data, leave_last=1)
     results.dataset = data.fingerprint()
     return data, train, test
+
+
+def _factory_options(method: str, options: FederatedOptions) -> dict:
+    """The keyword arguments of ``make_baseline`` / ``make_defence`` for ``method``."""
+    if method in BASELINES:
+        return {"eps_x": options.eps_x, "eps_f": options.eps_f, "eps_dpmf": options.eps_dpmf}
+    return {"delta": options.delta, "eps_min": options.eps_min, "eps_max": options.eps_max, "resistance": options.resistance,
+            "epsilon": options.epsilon, "sigma": options.sigma}
 
 
 def run_federated(config: Config, options: FederatedOptions) -> Results:
@@ -286,22 +301,23 @@ def run_federated(config: Config, options: FederatedOptions) -> Results:
     statements: dict[str, object] = {}
     for dim in options.dims:
         for method in options.methods:
-            baseline = make_baseline(method, feats.blocks, options.eps_x, options.eps_f, options.eps_dpmf) if method in BASELINES else None
+            factory = _factory_options(method, options)
+            baseline = make_baseline(method, feats.blocks, **factory) if method in BASELINES else None
             model = make_federated_model((baseline and baseline.model) or options.model, train.n_items, feats.dim, dim)
-            defence = None if baseline else make_defence(method, options.delta, options.eps_min, options.eps_max,
-                                                         options.resistance, options.epsilon, options.sigma)
+            defence = None if baseline else make_defence(method, **factory)
             sim = FederatedSimulator(model, train, feats.x, local, options.clients_per_round, config.seed, defence, options.init_std,
                                      objective=baseline and baseline.objective, feature_privacy=baseline and baseline.features,
                                      noise=config.noise)
-            history = sim.fit(options.rounds, lambda rec: evaluate(rec, test, ks=ks), options.eval_every,
-                              desc=f"{options.model} d={dim} {method}")
-            final = history.evaluations[-1][1]
+            fed = train_federation(sim, Method(method, factory, feats.blocks), options.rounds, options.eval_every, options.engine,
+                                   options.attack_clients == "all", options.superlink, desc=f"{options.model} d={dim} {method}")
+            evaluations = [(t, evaluate(GlobalRecommender(model, p, sim.features, sim.train_csr, private), test, ks=ks))
+                           for t, (p, private) in sorted(fed.snapshots.items())]
+            final = evaluations[-1][1]
             hits[(dim, method)] = {k: float(v) for k, v in final.items()}
-            curves[f"{METHOD_LABELS[method]} d={dim}"] = ([r for r, _ in history.evaluations],
-                                                        [m[f"hit@{ks[-1]}"] for _, m in history.evaluations])
-            results.timings[f"round_seconds_median/{method}/d={dim}"] = float(np.median(history.round_seconds))
+            curves[f"{METHOD_LABELS[method]} d={dim}"] = ([r for r, _ in evaluations], [m[f"hit@{ks[-1]}"] for _, m in evaluations])
+            results.timings[f"round_seconds_median/{method}/d={dim}"] = float(np.median(fed.round_seconds))
             with results.timed(f"attack/{method}/d={dim}"):
-                attacked, cells = _attack_round(sim, labels, feats.blocks, options, dim, method)
+                attacked, cells = _attack_round(sim, fed.attack, labels, feats.blocks, options, dim, method)
                 rows.update(cells)
                 results.metrics[f"{method}/d={dim}/attack_clients"] = float(attacked)
             statement = None
@@ -328,12 +344,11 @@ def run_federated(config: Config, options: FederatedOptions) -> Results:
     return results
 
 
-def _attack_round(sim: FederatedSimulator, labels: dict, blocks: dict, options: FederatedOptions,
+def _attack_round(sim: FederatedSimulator, up: RoundUploads, labels: dict, blocks: dict, options: FederatedOptions,
                   dim: int, method: str) -> tuple[int, dict[tuple, dict]]:
-    """Attack the uploads of one extra round: every attribute x ζ x attacker x component over
-    ``attack_seeds`` splits, plus the zero-column rule. Returns the number of clients attacked
-    and mean / std per cell."""
-    up = sim.run_round(np.arange(sim.train_csr.shape[0]) if options.attack_clients == "all" else None)
+    """Attack the uploads ``up`` of the extra round: every attribute x ζ x attacker x component
+    over ``attack_seeds`` splits, plus the zero-column rule. Returns the number of clients
+    attacked and mean / std per cell."""
     deltas = up.pseudo_gradients(sim.local.lr)
     comps = sim.model.components()
     inputs = {c: component_matrix(deltas, comps, c) for c in options.components
@@ -424,7 +439,7 @@ def _render(results: Results, dataset: str, options: FederatedOptions, ks: list[
         tables.append(results.add_table("fig7_dims", ["d", "method", f"Hit@{k}"] + [f"F1 {a}" for a in options.attributes], dims_rows,
                                         "Figure 7 analysis: embedding size sweep (paper: Hit@20 flattens from d = 64; F1 grows with d)"))
     text = (
-        f"Federated {model} on `{dataset}` with the in-process simulator: {options.rounds} rounds, "
+        f"Federated {model} on `{dataset}` with the {ENGINE_LABELS[options.engine]}: {options.rounds} rounds, "
         f"{options.clients_per_round} of the users per round, {options.local_epochs} local epochs of SGD "
         f"(lr {options.lr}, batch {options.batch_size}, {options.n_negatives} negatives per positive), init N(0, {options.init_std}²). "
         "The attacker is the honest-but-curious server on one extra round's uploads; F1 is weighted F1 (digest G13). "

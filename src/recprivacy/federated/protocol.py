@@ -141,6 +141,16 @@ def client_features(x: np.ndarray, users: np.ndarray, noise: NoiseSource, privac
     return np.asarray(privacy.perturb(x, np.asarray(users, dtype=np.int64), noise), dtype=np.float32)
 
 
+def initial_state(model: FederatedModel, n_users: int, seed: int, init_std: float) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """The global model Θ at round 0 and every device's initial private parameters
+    (``[n_users, ...]``), drawn N(0, init_std²) from one generator seeded by ``seed``: the
+    same in every engine, so a device can draw its own row."""
+    gen = torch.Generator().manual_seed(int(seed))
+    params = model.init_params(gen, init_std)
+    private = {s.name: torch.randn((n_users, *s.shape), generator=gen) * init_std for s in model.private_specs()}
+    return params, private
+
+
 def client_rng(seed: int, round_: int, user: int, stream: str) -> np.random.Generator:
     """The seeded generator of one client's ``train`` stream in one round."""
     return np.random.default_rng([int(seed), int(round_), int(user), STREAMS[stream]])

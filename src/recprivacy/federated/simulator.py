@@ -32,6 +32,7 @@ from recprivacy.federated.protocol import (
     aggregate,
     by_workload,
     client_features,
+    initial_state,
     local_update,
     perturb_uploads,
     pseudo_gradient,
@@ -88,7 +89,8 @@ class FederatedSimulator:
         A perturbed local objective (F-GERAI's functional mechanism, F-DPMF's item term).
     feature_privacy:
         Randomises every device's ``x_u`` once, before training (F-GERAI); the randomised
-        features are also what each user scores with at evaluation (``recommender``).
+        features are also what each user scores with at evaluation (``recommender``), and
+        ``raw_features`` what the devices hold before (what a Flower engine hands them).
     noise:
         Where the defences' randomness comes from: ``"secure"`` (operating-system entropy, the
         default) or ``"simulation"`` (seeded by ``seed``, for experiments only); the
@@ -127,9 +129,10 @@ class FederatedSimulator:
         self.objective = objective
         self.chunk_size = chunk_size
         self.threads = threads
-        gen = torch.Generator().manual_seed(int(seed))
-        self.params = model.init_params(gen, init_std)
-        self.private = {s.name: torch.randn((train.n_users, *s.shape), generator=gen) * init_std for s in model.private_specs()}
+        self.params, self.private = initial_state(model, train.n_users, seed, init_std)
+        self.init_std = init_std
+        self.raw_features = np.asarray(features, dtype=np.float32)
+        self.feature_privacy = feature_privacy
         self.round = 0
 
     def run_round(self, users: np.ndarray | None = None) -> RoundUploads:

@@ -1,0 +1,188 @@
+"""The ``flower`` engine: a real Flower deployment (SuperLink and SuperNodes as separate
+processes, the run submitted with ``flwr run``).
+
+``LocalFederation`` starts one on this machine, bound to 127.0.0.1: a ``flower-superlink`` (its
+one HTTP port serves the Fleet, Control and runtime APIs) and one ``flower-supernode`` per
+device, whose node config ``data`` names that device's file and nothing else. A port is taken
+by starting the process on it and waiting until it listens; a process that exits first (the
+port was taken meanwhile) is retried on another port, ``attempts`` times, then
+``RecPrivacyError`` says so. Every wait is bounded and a failed wait stops everything started
+so far: nothing is started after a failed wait. Runtime dependency installation is off (each
+machine has recprivacy installed; installing would need the network).
+
+``run_deployment`` writes the device files and the run config (``AppSpec`` JSON, output path),
+runs ``flwr run`` on the app folder ``deploy/`` against the local federation or, with
+``superlink="host:port"``, joins one that runs elsewhere (its SuperNodes are started by the
+devices' owners with ``--node-config 'data="user-<u>.npz"'``; ``out`` must then be a path the
+SuperLink's machine writes and this one reads). The ServerApp's record comes back as a
+``ServerLog``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import tomli_w
+import torch
+
+from recprivacy.errors import RecPrivacyError
+from recprivacy.federated.flower_app import FLOWER_ENV
+from recprivacy.federated.flower_app.device import Device
+from recprivacy.federated.flower_app.server import ServerLog
+from recprivacy.federated.flower_app.spec import AppSpec
+
+APP_DIR = Path(__file__).parent / "deploy"
+Command = Callable[[int], list[str]]
+
+
+def flower_environment(home: Path) -> dict[str, str]:
+    """Environment of every Flower process: no telemetry or update check, ``FLWR_HOME`` in
+    ``home`` and this interpreter's scripts first on ``PATH`` (the SuperLink starts helpers)."""
+    env = {**os.environ, **FLOWER_ENV, "FLWR_HOME": str(home)}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
+
+
+class LocalFederation:
+    """A SuperLink and one SuperNode per device on 127.0.0.1 (module docstring); use as a
+    context manager, which stops every process it started."""
+
+    def __init__(self, device_files: list[Path], workdir: Path, timeout: float = 120.0, attempts: int = 3) -> None:
+        self.device_files = device_files
+        self.workdir = workdir
+        self.timeout = timeout
+        self.attempts = attempts
+        self.env = flower_environment(workdir / "home")
+        self.superlink: subprocess.Popen | None = None
+        self.supernodes: list[subprocess.Popen] = []
+        self.address = ""
+
+    def __enter__(self) -> "LocalFederation":
+        try:
+            port, self.superlink = self._start({"superlink": lambda p: [
+                "flower-superlink", "--insecure", "--host", "127.0.0.1", "--port", str(p),
+                "--disable-runtime-dependency-installation"]})["superlink"]
+            self.address = f"127.0.0.1:{port}"
+            nodes = {f"supernode-{i}": (lambda p, path=path: [
+                "flower-supernode", "--insecure", "--superlink", self.address, "--port", str(p),
+                "--max-wait-time", str(self.timeout), "--node-config", f'data="{path}"'])
+                for i, path in enumerate(self.device_files)}
+            self.supernodes = [proc for _, proc in self._start(nodes).values()]
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _launch(self, name: str, command: Command) -> tuple[int, subprocess.Popen]:
+        port = _port()
+        with open(self.workdir / "logs" / f"{name}.log", "ab") as out:
+            return port, subprocess.Popen(command(port), env=self.env, stdout=out, stderr=subprocess.STDOUT, cwd=self.workdir)
+
+    def _start(self, commands: dict[str, Command]) -> dict[str, tuple[int, subprocess.Popen]]:
+        """Start every ``command(port)`` and wait until each listens on its port; one that
+        exits first (its port was taken) is started again on another port."""
+        (self.workdir / "logs").mkdir(parents=True, exist_ok=True)
+        started = {name: self._launch(name, cmd) for name, cmd in commands.items()}
+        pending = dict(started)
+        tries = dict.fromkeys(commands, 1)
+        deadline = time.monotonic() + self.timeout
+        while pending and time.monotonic() < deadline:
+            for name, (port, proc) in list(pending.items()):
+                if proc.poll() is not None and tries[name] < self.attempts:
+                    tries[name] += 1
+                    started[name] = pending[name] = self._launch(name, commands[name])
+                elif proc.poll() is None and _listening(port):
+                    del pending[name]
+            time.sleep(0.2)
+        if pending:
+            for _, proc in started.values():
+                _stop(proc)
+            name = next(iter(pending))
+            raise RecPrivacyError(f"flower engine: {len(pending)} process(es) did not listen on 127.0.0.1 within "
+                                  f"{self.timeout:g} s ({self.attempts} attempt(s) each), first {name}; see "
+                                  f"{self.workdir / 'logs' / (name + '.log')}")
+        return started
+
+    def stop(self) -> None:
+        for proc in [*self.supernodes, *([self.superlink] if self.superlink else [])]:
+            _stop(proc)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Terminate ``proc`` (then kill it after 10 s) and reap it."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def write_devices(devices: list[Device], folder: Path) -> list[Path]:
+    """Each device's file ``user-<u>.npz`` in ``folder`` (what its owner's SuperNode reads)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / f"user-{d.user}.npz" for d in devices]
+    for d, path in zip(devices, paths):
+        d.save(path)
+    return paths
+
+
+def submit(spec: AppSpec, address: str, workdir: Path, out: Path, timeout: float) -> ServerLog:
+    """``flwr run`` the app against the SuperLink at ``address`` and read the server's record."""
+    home = workdir / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(tomli_w.dumps({"superlink": {"default": "federation",
+                                                                   "federation": {"address": address, "insecure": True}}}))
+    (workdir / "run.toml").write_text(tomli_w.dumps({"spec": spec.to_json(), "out": str(out)}))
+    app = workdir / "app"
+    shutil.copytree(APP_DIR, app, dirs_exist_ok=True)
+    command = ["flwr", "run", str(app), "federation", "--run-config", str(workdir / "run.toml"), "--stream"]
+    try:
+        with open(workdir / "logs" / "run.log", "ab") as log:
+            subprocess.run(command, env=flower_environment(home), stdout=log, stderr=subprocess.STDOUT, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise RecPrivacyError(f"flower engine: the run did not finish within {timeout:g} s; see {workdir / 'logs' / 'run.log'}") from None
+    if not out.exists():
+        raise RecPrivacyError(f"flower engine: the ServerApp wrote no record to {out}; see {workdir / 'logs' / 'run.log'}")
+    log = ServerLog(**torch.load(out, weights_only=False))
+    if log.error or not log.final:
+        raise RecPrivacyError(f"engine flower: {log.error or 'the server finished without a model'}")
+    return log
+
+
+def run_deployment(spec: AppSpec, devices: list[Device], workdir: Path, superlink: str | None = None,
+                   timeout: float = 3600.0) -> ServerLog:
+    """Train on a Flower deployment (module docstring); the whole run is bounded by ``timeout``."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "logs").mkdir(exist_ok=True)
+    files = write_devices(devices, workdir / "devices")
+    out = workdir / "server-log.pt"
+    if superlink is not None:
+        return submit(spec, superlink, workdir, out, timeout)
+    with LocalFederation(files, workdir, timeout=min(timeout, 300.0)) as federation:
+        return submit(spec, federation.address, workdir, out, timeout)

@@ -1,0 +1,156 @@
+"""The ServerApp and its strategy: the honest-but-curious server of paper 004.
+
+``RecStrategy`` (a ``flwr.serverapp.strategy.Strategy``) knows only what paper 004's server
+knows: the global model Θ, the schedule (``AppSpec``) and what devices upload. Before the
+first round it asks every connected node which user it is (``query``; it waits at most
+``spec.timeout`` seconds for all ``n_users`` nodes). Each round it samples users with
+``protocol.sample_clients`` (every user in the attack round with ``attack_all``), sends them
+Θ with the round number, and averages the uploads with ``protocol.aggregate`` in user order,
+so the result does not depend on arrival order. A round with a failed or missing reply raises
+``RecPrivacyError`` naming the round, how many devices failed and the first one: paper 004's
+FedAvg has no rule for a missing device, and dropping it would change the sampled round.
+
+``ServerLog`` is the server's record, which the attacker reads: for each round the sampled
+users and seconds, Θ after the rounds in ``spec.snapshot_rounds``, and the last round's
+uploads with the Θ they started from. ``app`` (the deployment's ServerApp) writes it with
+``torch.save`` to the run config's ``out`` path, also when the run fails.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MessageType, MetricRecord, RecordDict
+from flwr.serverapp import Grid, ServerApp
+from flwr.serverapp.strategy import Strategy
+from torch import Tensor
+
+from recprivacy.errors import RecPrivacyError
+from recprivacy.federated.flower_app.client import spec_in_run_config
+from recprivacy.federated.flower_app.spec import AppSpec
+from recprivacy.federated.protocol import aggregate, initial_state, sample_clients
+
+
+@dataclass
+class ServerLog:
+    """What the server saw (module docstring). ``error``: the one-line reason a run failed."""
+
+    users: dict[int, np.ndarray] = field(default_factory=dict)
+    seconds: dict[int, float] = field(default_factory=dict)
+    snapshots: dict[int, dict[str, Tensor]] = field(default_factory=dict)
+    last_before: dict[str, Tensor] = field(default_factory=dict)
+    last_uploads: dict[str, Tensor] = field(default_factory=dict)
+    final: dict[str, Tensor] = field(default_factory=dict)
+    error: str | None = None
+
+
+class RecStrategy(Strategy):
+    """Algorithm 1's server (module docstring)."""
+
+    def __init__(self, spec: AppSpec, log: ServerLog) -> None:
+        self.spec = spec
+        self.log = log
+        self.node_of: dict[int, int] = {}
+        self.sent: dict[int, int] = {}
+        self.before: dict[str, Tensor] = {}
+        self.started = 0.0
+
+    def configure_train(self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid) -> Iterable[Message]:
+        if not self.node_of:
+            self.node_of = _identify_nodes(grid, self.spec.n_users, self.spec.timeout)
+        self.started = time.perf_counter()
+        users = np.arange(self.spec.n_users) if self.spec.sampled_all(server_round) else \
+            sample_clients(self.spec.n_users, self.spec.n_clients, self.spec.seed, server_round)
+        self.sent = {self.node_of[int(u)]: int(u) for u in users}
+        self.before = arrays.to_torch_state_dict()
+        content = RecordDict({"arrays": arrays, "config": ConfigRecord({"round": server_round})})
+        return [Message(content, node, MessageType.TRAIN, group_id=str(server_round)) for node in self.sent]
+
+    def aggregate_train(self, server_round: int, replies: Iterable[Message]) -> tuple[ArrayRecord | None, MetricRecord | None]:
+        replies = list(replies)
+        _check_replies(server_round, replies, self.sent)
+        ordered = sorted(replies, key=lambda m: int(m.content["metrics"]["user"]))
+        users = np.array([int(m.content["metrics"]["user"]) for m in ordered])
+        records = [m.content["arrays"].to_torch_state_dict() for m in ordered]
+        stacked = {name: torch.stack([r[name] for r in records]) for name in self.before}
+        params = aggregate(stacked, users, server_round)
+        self._record(server_round, users, stacked, params)
+        return ArrayRecord(params), None
+
+    def configure_evaluate(self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid) -> Iterable[Message]:
+        return []
+
+    def aggregate_evaluate(self, server_round: int, replies: Iterable[Message]) -> MetricRecord | None:
+        return None
+
+    def summary(self) -> None:
+        """Nothing to log beyond the spec (Flower calls this when the run starts)."""
+
+    def _record(self, t: int, users: np.ndarray, uploads: dict[str, Tensor], params: dict[str, Tensor]) -> None:
+        self.log.users[t] = users
+        self.log.seconds[t] = time.perf_counter() - self.started
+        if t in self.spec.snapshot_rounds:
+            self.log.snapshots[t] = params
+        if t == self.spec.rounds:
+            self.log.last_before, self.log.last_uploads = self.before, uploads
+        self.log.final = params
+
+
+def _identify_nodes(grid: Grid, n_users: int, timeout: float) -> dict[int, int]:
+    """``{user: node id}`` of every device, asked once (at most ``timeout`` seconds in all)."""
+    deadline = time.monotonic() + timeout
+    nodes = list(grid.get_node_ids())
+    while len(nodes) < n_users and time.monotonic() < deadline:
+        time.sleep(0.2)
+        nodes = list(grid.get_node_ids())
+    if len(nodes) < n_users:
+        raise RecPrivacyError(f"only {len(nodes)} of the {n_users} devices connected within {timeout:g} s")
+    asks = [Message(RecordDict({"config": ConfigRecord({})}), n, MessageType.QUERY) for n in nodes]
+    replies = list(grid.send_and_receive(asks, timeout=max(1.0, deadline - time.monotonic())))
+    _check_replies(0, replies, {n: -1 for n in nodes})
+    node_of = {int(m.content["metrics"]["user"]): m.metadata.src_node_id for m in replies}
+    if sorted(node_of) != list(range(n_users)):
+        raise RecPrivacyError(f"devices: expected one node for each user 0..{n_users - 1}, got users {sorted(node_of)[:10]}...")
+    return node_of
+
+
+def _check_replies(round_: int, replies: list[Message], sent: dict[int, int]) -> None:
+    """RecPrivacyError naming the round and the first device that failed or did not reply."""
+    failed = [m for m in replies if m.has_error()]
+    missing = set(sent) - {m.metadata.src_node_id for m in replies}
+    if failed or missing:
+        first = f"node {failed[0].metadata.src_node_id}: {failed[0].error.reason}" if failed else \
+            f"node {min(missing)} (user {sent[min(missing)]}) did not reply"
+        raise RecPrivacyError(f"Flower round {round_}: {len(failed) + len(missing)} of {len(sent)} devices failed ({first})")
+
+
+def server_app(spec_of: Callable[[Context], AppSpec], done: Callable[[ServerLog, Context], None]) -> ServerApp:
+    """A ServerApp running ``RecStrategy`` for ``spec.rounds`` rounds from ``initial_state``;
+    ``done(log, context)`` receives the record, also after a failure."""
+    app = ServerApp()
+
+    @app.main()
+    def main(grid: Grid, context: Context) -> None:
+        log = ServerLog()
+        try:
+            spec = spec_of(context)
+            params, _ = initial_state(spec.federated_model(), spec.n_users, spec.seed, spec.init_std)
+            RecStrategy(spec, log).start(grid, ArrayRecord(params), num_rounds=spec.rounds, timeout=spec.timeout)
+        except Exception as err:
+            log.error = " ".join(f"{type(err).__name__}: {err}".split())
+            raise
+        finally:
+            done(log, context)
+
+    return app
+
+
+def _save(log: ServerLog, context: Context) -> None:
+    torch.save(log.__dict__, str(context.run_config["out"]))
+
+
+app = server_app(spec_in_run_config, _save)
