@@ -19,6 +19,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from torch import Tensor
@@ -26,6 +27,9 @@ from torch import Tensor
 from recprivacy.errors import ConfigError
 from recprivacy.federated.protocol import by_workload
 from recprivacy.federated.simulator import FederatedSimulator, RoundUploads
+
+if TYPE_CHECKING:  # Flower is an optional extra: imported where a Flower engine runs
+    from recprivacy.federated.flower_app.spec import AppSpec
 
 ENGINES = ("simulator", "flower-sim", "flower")
 
@@ -85,7 +89,7 @@ class Method:
 
 
 def app_spec(sim: FederatedSimulator, method: Method, rounds: int, snapshot_rounds: tuple[int, ...],
-             attack_all: bool) -> "AppSpec":
+             attack_all: bool) -> AppSpec:
     """The Flower run of ``sim``'s federation (same model, data sizes, training, seed, noise)."""
     from dataclasses import asdict
 
