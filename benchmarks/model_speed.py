@@ -19,13 +19,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
+
+from record import write_record
 
 MODELS = ["bpr", "lfm", "als"]
 
@@ -93,22 +93,9 @@ def main() -> None:
         r = rows[-1]
         print(f"{name:5s} Recall@20 {r['recall@20']:.4f}  fit {r['fit_cpu_s']:.2f} CPU s  process {r['process_cpu_s']:.2f} "
               f"CPU s (medians of {args.repeats}; epochs {r['epochs']}, threads {r['threads']})", flush=True)  # fmt: skip
-    record = {
-        "benchmark": "model_speed",
-        "dataset": "ml-100k",
-        "protocol": "per-user random 8:1:1, seed 0, default hyperparameters, full ranking, train+valid items masked",
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
-                    "loadavg_at_end": os.getloadavg()},
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
-        "results": rows,
-    }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=2))
-    tmp.replace(out)
-    print(f"wrote {out}")
+    write_record({"benchmark": "model_speed", "dataset": "ml-100k",
+                  "protocol": "per-user random 8:1:1, seed 0, default hyperparameters, full ranking, train+valid items masked",
+                  "results": rows}, args.out)
 
 
 if __name__ == "__main__":

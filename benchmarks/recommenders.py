@@ -17,14 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
+
+from record import write_record
 
 MODELS = ["popularity", "itemcf", "lfm", "bpr", "neumf", "lightgcn", "sasrec"]
 KS = (10, 20)
@@ -102,26 +102,9 @@ def main() -> None:
             f"peak RSS {r['peak_rss_mb_median']:.0f} MB",
             flush=True,
         )
-    report = {
-        "benchmark": "recommenders",
-        "dataset": "ml-100k",
-        "protocol": "per-user random 8:1:1, seed 0, full ranking, train+valid items masked",
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "loadavg_at_end": os.getloadavg(),
-        },
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
-        "results": rows,
-    }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(report, indent=2))
-    tmp.replace(out)
-    print(f"wrote {out}")
+    write_record({"benchmark": "recommenders", "dataset": "ml-100k",
+                  "protocol": "per-user random 8:1:1, seed 0, full ranking, train+valid items masked",
+                  "results": rows}, args.out)
 
 
 if __name__ == "__main__":
