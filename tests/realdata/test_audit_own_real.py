@@ -24,7 +24,9 @@ def test_mind_exposures_are_audited_by_the_authors_rule(dataset_dir) -> None:
     results = Audit(Target.from_lists(lists), clicks, users, exposures=log, sections=["exposure"], options=options,
                     noise="simulation").run()  # fmt: skip
     (row,) = results.tables["risk_summary"].rows
-    assert row[0].startswith("exposure leakage") and 0 <= row[2] <= 1 and row[3] > 0
+    value, baseline = float(row[2].split()[0]), float(row[3].split()[0])  # "0.123 [lo, hi]", "0.045 (name)"
+    assert row[0].startswith("exposure leakage") and 0 <= value <= 1 and baseline > 0
+    assert value == pytest.approx(results.metrics["exposure/recall@10/all"], abs=5e-4)
     text = next(s for s in results.sections if s.title.startswith("Exposure")).text
     assert "logged impressions of mind: the mind rule" in text
     assert "a seeded random sample of 1000 of the 3127 users" in text  # the authors' rule keeps 3,127 users
