@@ -133,3 +133,9 @@ def test_unresolvable_estimates_give_no_verdict():
     e = Estimate(float("nan"), 0.0, 1.0, "too few", 94, resolvable=False)
     assert judge_attack(e, "x").label == "not resolvable"
     assert judge_defence(e, "x").label == "not resolvable"
+
+
+def test_mean_interval_is_clipped_to_the_metric_range():
+    est = mean_interval([0.99, 1.0, 0.96], bounds=(0.0, 1.0))
+    assert est.high == 1.0 and est.low < est.value
+    assert mean_interval([0.99, 1.0, 0.96]).high > 1.0  # what an unbounded t interval would claim

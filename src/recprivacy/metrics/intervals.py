@@ -124,8 +124,11 @@ def tpr_at_fpr_interval(y_true: Any, scores: Any, fpr: float, level: float = LEV
     return Estimate(tpr, low, high, "Clopper-Pearson on TPR (threshold taken as fixed)", n_pos, level)
 
 
-def mean_interval(values: Sequence[float], level: float = LEVEL) -> Estimate:
-    """Mean over seeds with a Student-t interval (sample sd, ``ddof = 1``); one value gives a point."""
+def mean_interval(values: Sequence[float], level: float = LEVEL, bounds: tuple[float, float] | None = None) -> Estimate:
+    """Mean over seeds with a Student-t interval (sample sd, ``ddof = 1``); one value gives a point.
+
+    ``bounds``: the range the metric cannot leave (``(0, 1)`` for a rate or an AUC); the
+    interval is clipped to it, since with few seeds the t interval can reach past it."""
     x = np.asarray(values, dtype=np.float64)
     if len(x) == 0:
         raise ValueError("mean_interval: no values")
@@ -133,7 +136,10 @@ def mean_interval(values: Sequence[float], level: float = LEVEL) -> Estimate:
     if len(x) == 1:
         return Estimate(mean, mean, mean, "single seed (no interval)", 1, level)
     half = float(stats.t.ppf((1.0 + level) / 2.0, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
-    return Estimate(mean, mean - half, mean + half, f"t interval over {len(x)} seeds", len(x), level)
+    low, high = mean - half, mean + half
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    return Estimate(mean, low, high, f"t interval over {len(x)} seeds", len(x), level)
 
 
 def _cluster_weights(groups: np.ndarray, n_boot: int, seed: int) -> np.ndarray:

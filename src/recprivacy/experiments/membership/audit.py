@@ -244,7 +244,7 @@ def _write(out: SectionWriter, o: MembershipAuditOptions, runs: list[SeedRun], s
         for key, scores in {**s.attacks, **s.baselines}.items():
             e = estimates(s.labels, scores)
             per_seed = mean_interval([auc_interval(r.scored[protocol].labels, {**r.scored[protocol].attacks,
-                                      **r.scored[protocol].baselines}[key], n_boot=1).value for r in runs])  # fmt: skip
+                                      **r.scored[protocol].baselines}[key], n_boot=1).value for r in runs], bounds=(0.0, 1.0))  # fmt: skip
             rows.append([protocol, name_of(key), str(e["auc"]), str(e["tpr@0.1%fpr"]), str(e["tpr@1%fpr"]),
                          f"{per_seed.value:.3f} ± {_sd(runs, protocol, key):.3f} {_range(per_seed)}"])  # fmt: skip
             out.add_metric(f"{protocol}/{key}/auc", e["auc"].value)

@@ -90,9 +90,9 @@ def judge(runs: list[Scored], seed: int = 0) -> Judgement:
         attack, baseline = auc_interval(r.labels, r.attacks[a], seed=seed), auc_interval(r.labels, r.baselines[b], seed=seed)
         margin = auc_difference_interval(r.labels, r.attacks[a], r.baselines[b], seed=seed)
     else:
-        attack = mean_interval([_auc(r.labels, r.attacks[a]) for r in runs])
-        baseline = mean_interval([_auc(r.labels, r.baselines[b]) for r in runs])
-        margin = mean_interval([_auc(r.labels, r.attacks[a]) - _auc(r.labels, r.baselines[b]) for r in runs])
+        attack = mean_interval([_auc(r.labels, r.attacks[a]) for r in runs], bounds=(0.0, 1.0))
+        baseline = mean_interval([_auc(r.labels, r.baselines[b]) for r in runs], bounds=(0.0, 1.0))
+        margin = mean_interval([_auc(r.labels, r.attacks[a]) - _auc(r.labels, r.baselines[b]) for r in runs], bounds=(-1.0, 1.0))
     against_trivial = judge_attack(margin, name_of(b), attack=attack, chance=0.5)
     against_chance = judge_attack(attack.shifted(0.5), "a blind guess (0.5)", attack=attack, chance=0.5)
     text = f"{name_of(a)}: {against_trivial}"
@@ -129,9 +129,9 @@ def summarise_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         rows = [r for r in records if (r["algorithm"], r["protocol"], r["kind"], r["name"]) == (algorithm, protocol, kind, name)]
         aucs = [r["auc"]["value"] for r in rows]
         tprs = [r["tpr@1%fpr"]["value"] for r in rows if r["tpr@1%fpr"]["resolvable"]]
-        auc = mean_interval(aucs)
+        auc = mean_interval(aucs, bounds=(0.0, 1.0))
         out.append({"algorithm": algorithm, "protocol": protocol, "kind": kind, "name": name, "seeds": len(rows),
                     "auc": auc.to_dict(), "auc_sd": float(np.std(aucs, ddof=1)) if len(aucs) > 1 else float("nan"),
-                    "tpr@1%fpr": mean_interval(tprs).to_dict() if tprs else None,
+                    "tpr@1%fpr": mean_interval(tprs, bounds=(0.0, 1.0)).to_dict() if tprs else None,
                     "n_nonmembers": rows[0]["n_nonmembers"]})  # fmt: skip
     return out
