@@ -10,9 +10,9 @@ import re
 import pytest
 
 from recprivacy.config import load_config
+from recprivacy.experiments.audit import UNDEFENDED
 from recprivacy.experiments.runner import run_study
 from recprivacy.metrics.intervals import Estimate
-from recprivacy.experiments.audit import UNDEFENDED
 from recprivacy.metrics.verdict import judge_attack, judge_defence
 
 NUMBER = r"([+-]?\d+\.\d+)"
