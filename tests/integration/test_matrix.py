@@ -1,6 +1,6 @@
 """The attack x defence matrix on tiny synthetic data (issue 32): every defence row has a
-utility cost and a privacy statement, cells that do not apply say why, DP rows carry claimed
-against measured epsilon, and the CSV and figures are written."""
+utility cost and a privacy statement, cells that do not apply say why, DP rows (the sequential
+SR-GNN defences too) carry claimed against measured epsilon, and the CSV and figures are written."""
 
 from __future__ import annotations
 
@@ -9,11 +9,14 @@ import pytest
 from recprivacy import Matrix
 from recprivacy.experiments.matrix.plan import ATTACKS
 
+SEQUENTIAL = {"canaries": 100, "canary_guesses": 20, "params": {"n_epochs": 1, "hidden": 16, "user_mode": "none"}}
+
 
 @pytest.fixture(scope="module")
 def results():
     return Matrix("synthetic", "bpr", canaries=200, canary_guesses=20, dpmf_epsilons=[1.0], dpmf={"n_epochs": 3},
-                  exposure={"n_epochs": 1, "dim": 16}, seeds=2, attackers=["knn"], mechanism_samples=2000).run()
+                  exposure={"n_epochs": 1, "dim": 16}, seeds=2, attackers=["knn"], mechanism_samples=2000,
+                  sequential=SEQUENTIAL).run()
 
 
 def test_every_row_has_a_utility_cost_a_statement_and_a_reason_for_empty_cells(results):
@@ -28,7 +31,7 @@ def test_every_row_has_a_utility_cost_a_statement_and_a_reason_for_empty_cells(r
 
 
 def test_dp_rows_carry_claimed_and_measured_epsilon(results):
-    (target, dpmf) = results.tables["matrix-epsilon"].rows
+    target, dpmf = results.tables["matrix-epsilon"].rows[:2]
     assert target[1] is None and target[-1].startswith("no formal claim")
     assert dpmf[1] == 1.0 and dpmf[3].startswith("objective perturbation") and dpmf[4]
     assert dpmf[6] >= 0 and dpmf[7] >= 0 and dpmf[-1].split(":")[0] in ("consistent", "BROKEN GUARANTEE")
@@ -36,6 +39,17 @@ def test_dp_rows_carry_claimed_and_measured_epsilon(results):
     assert [r[0] for r in uploads] == ["apm", "ldp", "gaussian"]
     # per-scalar claims of 30 and more cannot be tested with a few thousand uploads: said so, not passed
     assert all(r[1] >= 30 and r[-1].startswith("untestable at this sample size") for r in uploads)
+
+
+def test_sequential_defences_carry_a_claim_a_measured_bound_and_a_verdict(results):
+    rows = results.tables["matrix-epsilon"].rows[2:]
+    assert [r[0] for r in rows] == ["DIPSGNN (SR-GNN)", "DP-SGD (SR-GNN)", "EdgeRand (SR-GNN)"]
+    for name, claimed, delta, accountant, unit, scope, roc, one_run, guesses, reading in rows:
+        assert claimed > 0 and 0 < delta < 1 and accountant and unit and "whole training run" in scope
+        assert roc >= 0 and one_run >= 0 and guesses.endswith(" of 40")
+        assert reading.split(":")[0] in ("consistent", "BROKEN GUARANTEE", "untestable at this sample size"), reading
+        assert ("outside the edge-level unit" in reading) == (name != "DP-SGD (SR-GNN)")
+    assert "training sample" in rows[1][4] and "edge" in rows[0][4]
 
 
 def test_the_matrix_writes_its_figures_and_csv(results, tmp_path):

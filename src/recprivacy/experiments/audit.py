@@ -111,6 +111,11 @@ def member_users(data: PreparedData) -> np.ndarray:
     return np.flatnonzero(active)
 
 
+#: baseline name of a defence's row: its value is the defended attack, the baseline the same attack
+#: undefended on the same targets, the margin the change, judged by ``metrics.verdict.judge_defence``
+UNDEFENDED = "undefended attack, same targets"
+
+
 @dataclass(frozen=True)
 class Risk:
     """One row of the risk summary: the attack's ``value`` (with its ``interval`` when the
@@ -128,7 +133,10 @@ class Risk:
     margin: Estimate | None = None
 
     def row(self) -> list[str]:
-        """The risk summary's cells (``RISK_COLUMNS``)."""
+        """The risk summary's cells (``RISK_COLUMNS``); a margin the sample cannot resolve (TPR
+        at an FPR below ``1 / n``) prints as "not resolvable with n = ...", never as a number."""
+        if self.margin is not None and not self.margin.resolvable:
+            return [self.attack, self.metric, str(self.margin), f"- ({self.baseline_name})", str(self.margin), self.verdict]
         value = f"{self.value:.4f}" + (f" [{self.interval[0]:.4f}, {self.interval[1]:.4f}]" if self.interval else " (no interval)")
         if self.margin is None:
             margin = f"{self.value - self.blind_guess:+.4f} (no interval)"
@@ -169,11 +177,12 @@ class SectionWriter:
         self.risks.append(risk)
 
     def judge(self, attack: str, metric: str, value: Estimate, baseline: float, baseline_name: str,
-              margin: Estimate, note: str = "") -> Verdict:  # fmt: skip
+              margin: Estimate, note: str = "", chance: float | None = None) -> Verdict:  # fmt: skip
         """Judge an attack by ``metrics.verdict.judge_attack`` (its ``margin`` over ``baseline``,
-        the strongest blind or trivial guess on the same metric and k) and add the risk row;
-        ``note`` (e.g. the attacker's name) is appended to the verdict in brackets."""
-        verdict = judge_attack(margin, baseline_name, attack=value)
+        the strongest blind or trivial guess on the same metric and k; ``chance`` for a metric
+        symmetric around a blind guess, 0.5 for ROC AUC) and add the risk row; ``note`` (e.g.
+        the attacker's name) is appended to the verdict in brackets."""
+        verdict = judge_attack(margin, baseline_name, attack=value, chance=chance)
         text = f"{verdict.text} ({note})" if note else verdict.text
         self.risks.append(Risk(attack, metric, value.value, float(baseline), text, baseline_name,
                                (value.low, value.high), margin))  # fmt: skip
@@ -423,7 +432,9 @@ def _add_risk_summary(results: Results, writers: list[SectionWriter], ran: list[
         "attack), the metric, the value measured on this run with its 95% interval, the strongest blind or trivial guess "
         "on the same metric and k, the attack's margin over it with its interval, and a verdict by one rule "
         "(`recprivacy.metrics.verdict`): **leaks** only when the margin's interval clears zero, **no leak measured** when "
-        "it lies wholly below zero, **inconclusive** when it straddles zero."
+        "it lies wholly below zero, **inconclusive** when it straddles zero. A defence's row compares the defended attack "
+        f"with the same attack undefended ({UNDEFENDED}): the margin is the change, judged **reduces**, **backfires** or "
+        "**no measurable change** by the same rule."
     ]
     missing = [desc for name, desc in PLANNED_SECTIONS.items() if name not in _SECTIONS]
     if missing:

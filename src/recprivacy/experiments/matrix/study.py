@@ -21,7 +21,9 @@ Steps (``MatrixOptions``):
 4. For every world with a DP claim, the claimed epsilon beside the canary audit's measured
    lower bounds (ROC with Clopper-Pearson, and one run), flagged when a bound exceeds the claim;
    and per-release audits of the federated upload defences (``mechanisms``) with
-   ``mechanism_samples`` uploads.
+   ``mechanism_samples`` uploads; and the sequential-model defences of paper 002 (DIPSGNN,
+   DP-SGD, EdgeRand), each trained once on the data with its own canaries (``sequential``,
+   reduced training).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ from recprivacy.experiments.matrix.cells import (
 )
 from recprivacy.experiments.matrix.plan import ATTACKS, DefenceSpec, not_applicable
 from recprivacy.experiments.matrix.render import render
+from recprivacy.experiments.matrix.sequential import SequentialAuditOptions, sequential_rows
 from recprivacy.experiments.membership.audit import audit_partition
 from recprivacy.experiments.membership.collect import randomizer
 from recprivacy.experiments.results import Results
@@ -126,6 +129,7 @@ class MatrixOptions(StudyOptions):
     canaries: PositiveInt = 1000
     canary_guesses: PositiveInt = 100
     mechanism_samples: PositiveInt = 20000
+    sequential: SequentialAuditOptions = Field(default_factory=SequentialAuditOptions)
 
 
 @dataclass
@@ -162,8 +166,10 @@ def run_matrix(config: Config, options: MatrixOptions) -> Results:
             judged, eps = canary_judged(canaries, world.model.item_factors_.numpy(), data.train, options.canary_guesses,
                                         world.statement.delta)  # fmt: skip
             world.cells["canaries"] = Cell(judged, judged, "no trained part: frozen and adaptive coincide", eps)
+    with results.timed("matrix:sequential defences' canaries"):
+        sequential = sequential_rows(data, member_users(data), options.sequential, config.seed, config.noise)
     with results.timed("matrix:render and upload audits"):
-        render(results, worlds, options, canaries, config.seed)
+        render(results, worlds, options, canaries, config.seed, sequential)
     return results
 
 

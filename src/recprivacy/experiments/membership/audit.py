@@ -55,13 +55,14 @@ from recprivacy.attacks.membership.protocols import PROTOCOLS
 from recprivacy.config import StudyOptions
 from recprivacy.defenses.popularity_randomization import PopularityRandomization
 from recprivacy.data.interactions import Interactions
-from recprivacy.experiments.audit import AuditContext, SectionWriter, fit_list_length, register_audit_section
+from recprivacy.experiments.audit import UNDEFENDED, AuditContext, Risk, SectionWriter, fit_list_length, register_audit_section
 from recprivacy.experiments.target import Target
 from recprivacy.experiments.train import PreparedData
 from recprivacy.experiments.membership.collect import randomizer
 from recprivacy.experiments.membership.compare import Judgement, Scored, estimates, judge, name_of, score_all
 from recprivacy.experiments.membership.render import roc_png
-from recprivacy.metrics.intervals import Estimate, auc_difference_interval, auc_interval, mean_interval, tpr_at_fpr_interval
+from recprivacy.metrics.intervals import (Estimate, auc_difference_interval, auc_interval, mean_interval,
+                                         tpr_at_fpr_interval, unpaired_difference)
 from recprivacy.metrics.verdict import judge_defence
 from recprivacy.models import MODELS, make_model
 from recprivacy.privacy.accounting import PrivacyStatement
@@ -284,29 +285,28 @@ def _range(e: Estimate) -> str:
 
 
 def _add_risks(out: SectionWriter, protocol: str, j: Judgement, first: Scored) -> None:
-    """Risk rows: the best attack's ROC AUC and TPR@1%FPR, the best trivial baseline's beside them."""
+    """Risk rows judged by ``out.judge``: the best attack's ROC AUC (paired margin over the best
+    trivial baseline) and TPR at 1% FPR (first seed, Clopper-Pearson each, unpaired margin)."""
     attack = f"user-level membership inference (protocol {protocol}, best: {name_of(j.best_attack)})"
-    out.add_risk(attack, "ROC AUC", j.attack.value, j.baseline.value,
-                 f"{j.text}; attack {_interval(j.attack)}, best trivial ({name_of(j.best_baseline)}) {_interval(j.baseline)}")  # fmt: skip
+    trivial = f"best {name_of(j.best_baseline)}"
+    out.judge(attack, "ROC AUC", j.attack, j.baseline.value, trivial, j.margin, j.note, chance=0.5)
     tpr = tpr_at_fpr_interval(first.labels, first.attacks[j.best_attack], 0.01)
     blind = tpr_at_fpr_interval(first.labels, first.baselines[j.best_baseline], 0.01)
-    out.add_risk(attack, "TPR at 1% FPR", tpr.value, blind.value, f"{tpr} (Clopper-Pearson); best trivial {blind}")
-
-
-def _interval(e: Estimate) -> str:
-    return f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}] ({e.method})"
+    out.judge(attack, "TPR at 1% FPR", tpr, blind.value, trivial, unpaired_difference(tpr, blind), "Clopper-Pearson")
 
 
 def _judge_defence(out: SectionWriter, o: MembershipAuditOptions, runs: list[SeedRun]) -> None:
-    """Paired change in the MLP's ROC AUC when Popularity Randomization protects target and shadow."""
+    """Paired change in the MLP's ROC AUC when Popularity Randomization protects target and shadow:
+    the row's value is the defended AUC, its baseline the undefended one, its margin the change."""
     s = runs[0].scored["paper"]
     change = auc_difference_interval(s.labels, runs[0].defended, s.attacks["mlp"])
     before, after = auc_interval(s.labels, s.attacks["mlp"]), auc_interval(s.labels, runs[0].defended)
     verdict = judge_defence(change, "the paper MLP's ROC AUC")
     out.add_metric("defended/mlp/auc", after.value)
     out.add_metric("defended/mlp/auc_change", change.value)
-    out.add_risk(f"user-level membership inference vs Popularity Randomization (alpha {o.defense_alpha}, protocol paper)",
-                 "ROC AUC", after.value, before.value, f"{verdict}; ROC AUC {before} -> {after}")  # fmt: skip
+    out.add_risk_row(Risk(f"user-level membership inference vs Popularity Randomization (alpha {o.defense_alpha}, "
+                          "protocol paper)", "ROC AUC", after.value, before.value, verdict.text,
+                          UNDEFENDED, (after.low, after.high), change))  # fmt: skip
 
 
 def _groups_table(out: SectionWriter, partition: Partition) -> None:

@@ -65,14 +65,16 @@ def name_of(key: str) -> str:
 
 @dataclass(frozen=True)
 class Judgement:
-    """The verdict and what it compared."""
+    """The verdict, what it compared (``margin`` = attack - baseline on ROC AUC), and a ``note``
+    naming the best attack and, when a trivial statistic does as well, saying so."""
 
     verdict: Verdict
     best_attack: str
     best_baseline: str
     attack: Estimate
     baseline: Estimate
-    text: str
+    margin: Estimate
+    note: str
 
 
 def _auc(labels: np.ndarray, scores: np.ndarray) -> float:
@@ -95,10 +97,10 @@ def judge(runs: list[Scored], seed: int = 0) -> Judgement:
         margin = mean_interval([_auc(r.labels, r.attacks[a]) - _auc(r.labels, r.baselines[b]) for r in runs], bounds=(-1.0, 1.0))
     against_trivial = judge_attack(margin, name_of(b), attack=attack, chance=0.5)
     against_chance = judge_attack(attack.shifted(0.5), "a blind guess (0.5)", attack=attack, chance=0.5)
-    text = f"{name_of(a)}: {against_trivial}"
+    note = f"best attack: {name_of(a)}"
     if against_chance.label.startswith("leaks") and against_trivial.label != "leaks":
-        text += f"; against a blind guess it {against_chance}: a trivial statistic does as well, the signal is the protocol, not memorisation"
-    return Judgement(against_trivial, a, b, attack, baseline, text)
+        note += f"; against a blind guess it {against_chance}: a trivial statistic does as well, the signal is the protocol, not memorisation"
+    return Judgement(against_trivial, a, b, attack, baseline, margin, note)
 
 
 def protocol_records(data: Interactions, algorithms: Sequence[str], seeds: Sequence[int], options: LabOptions,
