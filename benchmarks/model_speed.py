@@ -21,11 +21,9 @@ import json
 import os
 import resource
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 
-from record import write_record
+from record import run_child, write_record
 
 MODELS = ["bpr", "lfm", "als"]
 
@@ -55,16 +53,6 @@ def run_one(name: str, data_dir: str, seed: int, threads: int | None) -> dict:
             "epochs": len(history.losses) if history else None, "threads": budget}  # fmt: skip
 
 
-def child(name: str, args: argparse.Namespace) -> dict:
-    """``run_one`` in a fresh interpreter; returns its JSON line."""
-    cmd = [sys.executable, __file__, "--child", name, "--data-dir", args.data_dir, "--seed", str(args.seed)]
-    cmd += ["--threads", str(args.threads)] if args.threads else []
-    out = subprocess.run(cmd, capture_output=True, text=True, check=False, env={**os.environ, "RECPRIVACY_QUIET": "1"})
-    if out.returncode != 0:
-        raise RuntimeError(f"{name} failed:\n{out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def summarise(runs: list[dict]) -> dict:
     """Medians of the CPU seconds; quality from the first (seeded, repeatable) run."""
     row = dict(runs[0])
@@ -89,7 +77,8 @@ def main() -> None:
         return
     rows = []
     for name in args.models.split(","):
-        rows.append(summarise([child(name, args) for _ in range(args.repeats)]))
+        argv = ["--data-dir", args.data_dir, "--seed", str(args.seed), *(["--threads", str(args.threads)] if args.threads else [])]
+        rows.append(summarise([run_child(__file__, name, argv) for _ in range(args.repeats)]))
         r = rows[-1]
         print(f"{name:5s} Recall@20 {r['recall@20']:.4f}  fit {r['fit_cpu_s']:.2f} CPU s  process {r['process_cpu_s']:.2f} "
               f"CPU s (medians of {args.repeats}; epochs {r['epochs']}, threads {r['threads']})", flush=True)  # fmt: skip

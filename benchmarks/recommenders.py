@@ -19,12 +19,10 @@ import json
 import os
 import resource
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-from record import write_record
+from record import run_child, write_record
 
 MODELS = ["popularity", "itemcf", "lfm", "bpr", "neumf", "lightgcn", "sasrec"]
 KS = (10, 20)
@@ -58,15 +56,6 @@ def run_one(name: str, data_dir: str, seed: int) -> dict:
     }
 
 
-def child(name: str, data_dir: str, seed: int) -> dict:
-    """Run ``run_one`` in a fresh interpreter and parse its JSON line."""
-    cmd = [sys.executable, __file__, "--child", name, "--data-dir", data_dir, "--seed", str(seed)]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        raise RuntimeError(f"{name} failed:\n{out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def summarise(name: str, runs: list[dict]) -> dict:
     """Median fit time and peak memory over repeats; quality from the first (seeded) run."""
     first = dict(runs[0])
@@ -92,7 +81,7 @@ def main() -> None:
         return
     rows = []
     for name in args.models.split(","):
-        runs = [child(name, args.data_dir, args.seed) for _ in range(args.repeats)]
+        runs = [run_child(__file__, name, ["--data-dir", args.data_dir, "--seed", str(args.seed)]) for _ in range(args.repeats)]
         rows.append(summarise(name, runs))
         r = rows[-1]
         print(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import subprocess
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,3 +30,13 @@ def write_record(record: dict[str, Any], path: str | Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out, json.dumps({**record, **provenance()}, indent=2))
     print(f"wrote {out}")
+
+
+def run_child(script: str, name: str, args: list[str]) -> dict[str, Any]:
+    """Run ``script --child name *args`` in a fresh interpreter (so each measurement pays its own
+    imports and starts with an empty heap) and parse the JSON record of its last stdout line."""
+    cmd = [sys.executable, script, "--child", name, *args]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False, env={**os.environ, "RECPRIVACY_QUIET": "1"})
+    if out.returncode != 0:
+        raise RuntimeError(f"{name} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
