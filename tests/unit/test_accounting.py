@@ -183,6 +183,20 @@ def test_dpsgd_calibration_meets_target() -> None:
     assert dpsgd_epsilon(m * 0.99, q, steps, delta) > eps  # and it is the smallest such noise
 
 
+def test_dpsgd_calibration_cache_returns_the_uncached_result() -> None:
+    from recprivacy.privacy.accounting import _calibrated_noise_multiplier
+
+    eps, delta, q, steps = 3.0, DELTA, 0.02, 200
+    fresh = _calibrated_noise_multiplier.__wrapped__(eps, delta, q, steps, "rdp")
+    first = dpsgd_noise_multiplier(eps, delta, q, steps)
+    hits = _calibrated_noise_multiplier.cache_info().hits
+    again = dpsgd_noise_multiplier(np.float64(eps), delta, q, np.int64(steps))  # same values, other types
+    assert first == again == fresh
+    assert _calibrated_noise_multiplier.cache_info().hits == hits + 1
+    with pytest.raises(ConfigError):  # validation still runs on every call, cached or not
+        dpsgd_noise_multiplier(eps, delta, q, 0)
+
+
 def test_accountants_are_replaceable_and_reject_what_they_cannot_handle() -> None:
     for name, cls in (("rdp", RDPAccountant), ("pld", PLDAccountant), ("zcdp", ZCDPAccountant)):
         acct = make_accountant(name)

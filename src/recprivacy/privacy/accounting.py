@@ -27,6 +27,7 @@ dp-accounting is an optional dependency (``pip install 'recprivacy[privacy]'``);
 from __future__ import annotations
 
 import abc
+import functools
 import math
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal
@@ -348,24 +349,31 @@ def dpsgd_noise_multiplier(
     """Smallest DP-SGD noise multiplier whose ``dpsgd_epsilon`` is at most ``epsilon``.
 
     Brent search of dp-accounting's ``calibrate_dp_mechanism``, which guarantees the returned
-    multiplier does not exceed the target epsilon.
+    multiplier does not exceed the target epsilon. The search is a pure function of its
+    arguments and takes seconds, so its results are cached (per process) by their values.
     """
     if accountant not in ("rdp", "pld"):
         raise ConfigError(f"accountant must be 'rdp' or 'pld' here, got {accountant!r}")
-    dp = _dp()
     eps = check_positive("epsilon", epsilon)
     d = _valid_delta(delta)
     n = check_count("steps", steps)
-    poisson_sampled_event(dp.NoOpDpEvent(), sample_rate)  # validates sample_rate
+    poisson_sampled_event(_dp().NoOpDpEvent(), sample_rate)  # validates sample_rate
+    return _calibrated_noise_multiplier(float(eps), float(d), float(sample_rate), int(n), accountant)
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrated_noise_multiplier(epsilon: float, delta: float, sample_rate: float, steps: int, accountant: str) -> float:
+    """``dpsgd_noise_multiplier`` on validated, normalised arguments (cached)."""
+    dp = _dp()
 
     def make_event(multiplier: float) -> Any:
         step = dp.PoissonSampledDpEvent(sample_rate, dp.GaussianDpEvent(multiplier))
-        return dp.SelfComposedDpEvent(step, n)
+        return dp.SelfComposedDpEvent(step, steps)
 
     def make_fresh() -> Any:
         return dp.rdp.RdpAccountant() if accountant == "rdp" else dp.pld.PLDAccountant()
 
-    return float(dp.calibrate_dp_mechanism(make_fresh, make_event, eps, d))
+    return float(dp.calibrate_dp_mechanism(make_fresh, make_event, epsilon, delta))
 
 
 # --------------------------------------------------------------------------- statements
