@@ -139,3 +139,9 @@ def test_mean_interval_is_clipped_to_the_metric_range():
     est = mean_interval([0.99, 1.0, 0.96], bounds=(0.0, 1.0))
     assert est.high == 1.0 and est.low < est.value
     assert mean_interval([0.99, 1.0, 0.96]).high > 1.0  # what an unbounded t interval would claim
+
+
+def test_an_attack_exactly_level_with_its_baseline_reads_no_leak():
+    """The paper protocol's best attack and the popular-overlap statistic both at AUC 1.0: the
+    margin is exactly zero, which is no better than the baseline, not an open question."""
+    assert judge_attack(_estimate(0.0, 0.0, 0.0), "the popular-overlap statistic").label == "no leak measured"

@@ -6,7 +6,7 @@ same metric and the same k, has a confidence interval that clears zero. Concrete
 margin ``m = attack - baseline`` and its interval ``[lo, hi]``:
 
 * ``lo > 0``: **leaks**, by ``m`` (the text names the baseline, the margin and its interval);
-* ``hi < tolerance`` (the attack does no better than the baseline, up to a ``tolerance`` the
+* ``hi <= tolerance`` (the attack does no better than the baseline, up to a ``tolerance`` the
   caller can justify for its metric; default 0): **no leak measured**;
 * otherwise: **inconclusive** (the sample cannot tell; more targets or seeds would).
 
@@ -81,7 +81,7 @@ def judge_attack(
                                            f"interval wholly below chance {chance:g}")  # fmt: skip
     if margin.low > 0:
         return Verdict("leaks", f"leaks: {margin.value:+.3f} {_interval(margin)} over {baseline}")
-    if margin.high < tolerance:
+    if margin.high <= tolerance:
         return Verdict("no leak measured", f"no leak measured: {margin.value:+.3f} {_interval(margin)} against {baseline}")
     return Verdict("inconclusive", f"inconclusive: {margin.value:+.3f} {_interval(margin)} against {baseline}")
 
