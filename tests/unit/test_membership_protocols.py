@@ -93,8 +93,17 @@ def test_rmia_ratio_and_population_share():
     zero = np.zeros((1, 2))
     population = np.array([1.0, -1.0])
     # log LR(x) = 0; population log LR = (1, -1): half of them have LR(x) / LR(z) >= 1
-    assert rmia_scores(np.array([0.0]), zero, population, np.zeros((2, 2))) == pytest.approx([0.5])
-    assert rmia_scores(np.array([2.0]), zero, population, np.zeros((2, 2))) == pytest.approx([1.0])
+    share = {"break_ties": False}
+    assert rmia_scores(np.array([0.0]), zero, population, np.zeros((2, 2)), **share) == pytest.approx([0.5])
+    assert rmia_scores(np.array([2.0]), zero, population, np.zeros((2, 2)), **share) == pytest.approx([1.0])
+
+
+def test_rmia_breaks_ties_inside_a_step_without_crossing_steps():
+    # targets 2 and 3 both beat the whole population (share 1.0); target 0 beats half of it
+    targets, refs = np.array([0.0, 2.0, 3.0]), np.zeros((3, 2))
+    scores = rmia_scores(targets, refs, np.array([1.0, -1.0]), np.zeros((2, 2)))
+    assert scores[2] > scores[1] > scores[0]  # the tie at 1.0 is ordered by LR(u)
+    assert scores[0] < 0.5 + 0.25 <= scores[1]  # the added term stays under half a step (1/2 here)
 
 
 def test_every_user_is_in_the_same_number_of_references():

@@ -61,7 +61,8 @@ from recprivacy.experiments.train import PreparedData
 from recprivacy.experiments.membership.collect import randomizer
 from recprivacy.experiments.membership.compare import Judgement, Scored, estimates, judge, name_of, score_all
 from recprivacy.experiments.membership.render import roc_png
-from recprivacy.metrics.intervals import (Estimate, auc_difference_interval, auc_interval, mean_interval,
+from recprivacy.metrics.attack import roc_auc
+from recprivacy.metrics.intervals import (auc_difference_interval, auc_interval, mean_interval,
                                          tpr_at_fpr_interval, unpaired_difference)
 from recprivacy.metrics.verdict import judge_defence
 from recprivacy.models import MODELS, make_model
@@ -244,18 +245,16 @@ def _write(out: SectionWriter, o: MembershipAuditOptions, runs: list[SeedRun], s
         s = first.scored[protocol]
         for key, scores in {**s.attacks, **s.baselines}.items():
             e = estimates(s.labels, scores)
-            per_seed = mean_interval([auc_interval(r.scored[protocol].labels, {**r.scored[protocol].attacks,
-                                      **r.scored[protocol].baselines}[key], n_boot=1).value for r in runs], bounds=(0.0, 1.0))  # fmt: skip
-            rows.append([protocol, name_of(key), str(e["auc"]), str(e["tpr@0.1%fpr"]), str(e["tpr@1%fpr"]),
-                         f"{per_seed.value:.3f} ± {_sd(runs, protocol, key):.3f} {_range(per_seed)}"])  # fmt: skip
+            rows.append([protocol, name_of(key), str(e["auc"]), str(e["tpr@0.1%fpr"]), str(e["tpr@1%fpr"])]
+                        + ([_over_seeds(runs, protocol, key)] if len(runs) > 1 else []))  # fmt: skip
             out.add_metric(f"{protocol}/{key}/auc", e["auc"].value)
             out.add_metric(f"{protocol}/{key}/tpr@1%fpr", e["tpr@1%fpr"].value)
             if protocol == "served":
                 curves[name_of(key)] = (s.labels, scores)
         _add_risks(out, protocol, judgement, first.scored[protocol])
     _judge_defence(out, o, runs)
-    out.add_table("attack", ["protocol", "attack", "ROC AUC [95%]", "TPR@0.1%FPR [95%]", "TPR@1%FPR [95%]",
-                             f"ROC AUC over {len(runs)} seed(s): mean ± sd [95%]"], rows,
+    seeds_column = [f"ROC AUC over {len(runs)} seeds: mean ± sd [95% t]"] if len(runs) > 1 else []
+    out.add_table("attack", ["protocol", "attack", "ROC AUC [95%]", "TPR@0.1%FPR [95%]", "TPR@1%FPR [95%]", *seeds_column], rows,
                   f"Membership attacks and trivial baselines, top-{o.k} lists, item vectors l = {o.n_factors}; intervals of the "
                   "first seed: stratified bootstrap (AUC), Clopper-Pearson (TPR)")  # fmt: skip
     _groups_table(out, first.partition)
@@ -274,14 +273,12 @@ def _write(out: SectionWriter, o: MembershipAuditOptions, runs: list[SeedRun], s
     )
 
 
-def _sd(runs: list[SeedRun], protocol: str, key: str) -> float:
-    values = [auc_interval(r.scored[protocol].labels, {**r.scored[protocol].attacks, **r.scored[protocol].baselines}[key],
-                           n_boot=1).value for r in runs]  # fmt: skip
-    return float(np.std(values, ddof=1)) if len(values) > 1 else float("nan")
-
-
-def _range(e: Estimate) -> str:
-    return f"[{e.low:.3f}, {e.high:.3f}]" if e.n > 1 else "(one seed)"
+def _over_seeds(runs: list[SeedRun], protocol: str, key: str) -> str:
+    """``mean ± sd [t interval]`` of one attack's ROC AUC over the seeds (sample sd)."""
+    aucs = [roc_auc(r.scored[protocol].labels, {**r.scored[protocol].attacks, **r.scored[protocol].baselines}[key])
+            for r in runs]  # fmt: skip
+    e = mean_interval(aucs, bounds=(0.0, 1.0))
+    return f"{e.value:.3f} ± {np.std(aucs, ddof=1):.3f} [{e.low:.3f}, {e.high:.3f}]"
 
 
 def _add_risks(out: SectionWriter, protocol: str, j: Judgement, first: Scored) -> None:
