@@ -72,3 +72,14 @@ def test_without_held_out_users_the_section_is_skipped_with_the_reason():
     assert not [row for row in results.tables["risk_summary"].rows if "membership" in row[0]]
     summary = next(s for s in results.sections if s.title == "Risk summary").text
     assert "Skipped sections (their inputs are missing): `membership` needs users who were not in training" in summary
+
+
+def test_several_seeds_add_the_mean_sd_and_t_interval_over_seeds():
+    config = _audit({})
+    config["study_options"]["membership"] = {**config["study_options"]["membership"], "seeds": 2, "n_references": 2}
+    results = run_study(load_config(base={**config, "noise": "simulation"}))
+    table = results.tables["membership-attack"]
+    assert table.columns[-1] == "ROC AUC over 2 seeds: mean ± sd [95% t]"
+    mean, sd, low, high = (float(v) for v in table.rows[0][-1].replace("±", "").replace("[", "").replace("]", "")
+                           .replace(",", "").split())  # fmt: skip
+    assert 0.0 <= low <= mean <= high <= 1.0 and sd >= 0.0
