@@ -1,6 +1,6 @@
 """The ``recprivacy`` command line.
 
-    recprivacy audit [--dataset synthetic] [--data-dir PATH] [--model NAME] [--config PATH] [--set k=v] [--out runs]
+    recprivacy audit [--dataset synthetic] [--data-dir PATH] [--model NAME] [--seeds N] [--config PATH] [--set k=v] [--out runs]
     recprivacy audit --interactions FILE (--lists FILE | --target module:name [--fit]) [--members FILE]
                      [--test FILE] [--user-features FILE] [--exposures FILE] [--shadow-model NAME]
                      [--user-col C] [--item-col C] [--rank-col C]
@@ -135,9 +135,12 @@ def audit(
                          "clicked columns (exposure section).")] = None,
     shadow_model: Annotated[str | None, typer.Option("--shadow-model", help="Built-in algorithm of the membership "
                             "adversary's shadows (study_options.membership.shadow_algorithm).")] = None,
+    seeds: Annotated[int | None, typer.Option("--seeds", min=1, help="Repeat membership inference with N seeds "
+                     "(mean, sd and t interval over them; study_options.membership.seeds).")] = None,
 ) -> None:
     """Audit a recommender and write one report: a built-in model trained by the audit
     (--dataset/--model), or your own system (--interactions with --lists or --target)."""
+    set_ = [*(set_ or []), *([f"study_options.membership.seeds={seeds}"] if seeds else [])]
     with user_errors():
         if interactions is None and (lists or target or members or test or user_features or exposures or shadow_model):
             raise ConfigError("--lists, --target, --members, --test, --user-features, --exposures and --shadow-model audit "

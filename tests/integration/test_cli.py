@@ -249,3 +249,14 @@ def test_progress_lines_on_stderr_when_not_a_terminal(tmp_path, monkeypatch):
                   "BPRMF: epoch 3/3", "evaluate: full ranking", "write the run folder"):  # fmt: skip
         assert stage in text, text
     assert "[recprivacy +" not in result.stdout
+
+
+def test_audit_seeds_option_sets_the_membership_seeds(monkeypatch):
+    import recprivacy.cli as cli
+
+    seen = {}
+    monkeypatch.setattr(cli, "_execute", lambda config, out: seen.setdefault("config", config))
+    result = runner.invoke(cli.app, ["audit", "--seeds", "3"])
+    assert result.exit_code == 0, result.output
+    assert seen["config"].study_options["membership"]["seeds"] == 3
+    assert runner.invoke(cli.app, ["audit", "--seeds", "0"]).exit_code == 2  # at least one seed
