@@ -10,19 +10,19 @@ Usage::
 
     python benchmarks/serving.py --data-dir ../shared/datasets [--split random] [--models lfm,bpr]
 
-Prints one line per model and writes ``benchmarks/out/serving-<split>.json``.
+Prints one line per model and writes ``benchmarks/results/serving-<split>.json``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
+from record import write_record
+
 from recprivacy.data.registry import load_dataset
 from recprivacy.data.split import random_split, temporal_split, user_partition
-from recprivacy.io import write_text_atomic
 from recprivacy.metrics.ranking import ranking_metrics
 from recprivacy.models import make_model
 
@@ -54,9 +54,8 @@ def main() -> None:
         rows.append({"model": name, "recall@20": recall, "fit_s": fitted - start, "serve_s": served - fitted,
                      "new_users": histories.n_users})
         print(f"{name:10s} recall@20 {recall:.4f}  fit {fitted - start:6.1f} s  serve {served - fitted:5.2f} s", flush=True)
-    out = Path(__file__).parent / "out" / f"serving-{args.split}.json"
-    out.parent.mkdir(exist_ok=True)
-    write_text_atomic(out, json.dumps({"split": args.split, "full": args.full, "rows": rows}, indent=2))
+    write_record({"benchmark": "serving", "dataset": "ml-100k", "split": args.split, "full": args.full, "rows": rows},
+                 Path(__file__).parent / "results" / f"serving-{args.split}.json")
 
 
 if __name__ == "__main__":
