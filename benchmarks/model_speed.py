@@ -16,14 +16,12 @@ Prints one line per model and writes ``benchmarks/results/model_speed.json``.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import resource
 import statistics
 from pathlib import Path
 
-from record import run_child, write_record
+from record import model_parser, run_child, write_record
 
 MODELS = ["bpr", "lfm", "als"]
 
@@ -63,14 +61,8 @@ def summarise(runs: list[dict]) -> dict:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--data-dir", default=os.environ.get("RECPRIVACY_DATA", "../shared/datasets"))
-    p.add_argument("--models", default=",".join(MODELS))
-    p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--seed", type=int, default=0)
+    p = model_parser(__doc__.splitlines()[0], MODELS, Path(__file__).parent / "results" / "model_speed.json")
     p.add_argument("--threads", type=int, default=None, help="thread budget (default: every core)")
-    p.add_argument("--out", default=str(Path(__file__).parent / "results" / "model_speed.json"))
-    p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
         print(json.dumps(run_one(args.child, args.data_dir, args.seed, args.threads)))

@@ -14,7 +14,6 @@ Prints a table and writes ``benchmarks/out/recommenders.json``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -22,7 +21,7 @@ import statistics
 import time
 from pathlib import Path
 
-from record import run_child, write_record
+from record import model_parser, run_child, write_record
 
 MODELS = ["popularity", "itemcf", "lfm", "bpr", "neumf", "lightgcn", "sasrec"]
 KS = (10, 20)
@@ -68,13 +67,7 @@ def summarise(name: str, runs: list[dict]) -> dict:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--data-dir", default=os.environ.get("RECPRIVACY_DATA", "../shared/datasets"))
-    p.add_argument("--models", default=",".join(MODELS))
-    p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=str(Path(__file__).parent / "out" / "recommenders.json"))
-    p.add_argument("--child", help=argparse.SUPPRESS)
+    p = model_parser(__doc__.splitlines()[0], MODELS, Path(__file__).parent / "out" / "recommenders.json")
     args = p.parse_args()
     if args.child:
         print(json.dumps(run_one(args.child, args.data_dir, args.seed)))

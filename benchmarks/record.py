@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -40,3 +41,16 @@ def run_child(script: str, name: str, args: list[str]) -> dict[str, Any]:
     if out.returncode != 0:
         raise RuntimeError(f"{name} failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def model_parser(description: str, models: tuple[str, ...], default_out: Path) -> argparse.ArgumentParser:
+    """The options every per-model benchmark takes: data folder, models, repeats, seed, output
+    record, and the hidden ``--child`` that ``run_child`` uses."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--data-dir", default=os.environ.get("RECPRIVACY_DATA", "../shared/datasets"))
+    p.add_argument("--models", default=",".join(models))
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=str(default_out))
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    return p
