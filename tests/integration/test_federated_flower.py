@@ -1,6 +1,6 @@
 """The Flower engines reproduce the in-process simulator (seeded ``noise: simulation``):
 the protocol core on tiny data, the whole study on a Coat subset, and a SuperNode killed
-mid-run ends the run with a clear error instead of a hang."""
+mid-run ends the run with a clear error instead of a hang, leaving no process behind."""
 
 from __future__ import annotations
 
@@ -76,6 +76,23 @@ def test_killing_a_supernode_mid_run_fails_the_round_with_a_clear_error(tmp_path
             submit(spec, federation.address, tmp_path, tmp_path / "server-log.pt", timeout=600)
         killer.join(timeout=5)
     assert time.monotonic() - start < 600
+    groups = {proc.pid for proc in [federation.superlink, *federation.supernodes]}
+    assert _live_processes_in(groups) == []  # nothing a SuperNode started outlives the federation
+
+
+def _live_processes_in(groups: set[int]) -> list[str]:
+    """Processes of these process groups that are running (zombies excepted: this machine's
+    init may not reap them), read from ``/proc/<pid>/stat`` (state, ppid, pgrp after the name)."""
+    live = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            name, rest = stat.read_text().rsplit(")", 1)
+        except OSError:
+            continue
+        state, _, pgrp = rest.split()[:3]
+        if int(pgrp) in groups and state not in "ZX":
+            live.append(f"{stat.parent.name} {name.split('(', 1)[1]}")
+    return live
 
 
 def _kill_when(log: Path, marker: str, proc) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -100,7 +101,8 @@ class LocalFederation:
     def _launch(self, name: str, command: Command) -> tuple[int, subprocess.Popen]:
         port = _port()
         with open(self.workdir / "logs" / f"{name}.log", "ab") as out:
-            return port, subprocess.Popen(command(port), env=self.env, stdout=out, stderr=subprocess.STDOUT, cwd=self.workdir)
+            return port, subprocess.Popen(command(port), env=self.env, stdout=out, stderr=subprocess.STDOUT, cwd=self.workdir,
+                                          start_new_session=True)
 
     def _start(self, commands: dict[str, Command]) -> dict[str, tuple[int, subprocess.Popen]]:
         """Start every ``command(port)`` and wait until each listens on its port; one that
@@ -133,14 +135,25 @@ class LocalFederation:
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    """Terminate ``proc`` (then kill it after 10 s) and reap it."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+    """Terminate ``proc``'s process group (then kill it after 10 s) and reap ``proc``.
+
+    Each SuperLink and SuperNode runs in its own session, so the group holds the processes it
+    starts (a SuperNode's ``flower-superexec`` and ClientApp processes): they go with it, also
+    when the SuperNode itself has already died."""
+    _signal_group(proc, signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        _signal_group(proc, signal.SIGKILL)
+        proc.wait(timeout=10)
+    _signal_group(proc, signal.SIGKILL)
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        pass
 
 
 def write_devices(devices: list[Device], folder: Path) -> list[Path]:
