@@ -46,12 +46,15 @@ class PaperReference:
         """``column -> value`` of one row, in file order (empty when the row is absent)."""
         return {c: v for (t, r, c), v in self.cells.items() if (t, r) == (table, row)}
 
+    def entries(self, table: str) -> list[tuple[str, str, float]]:
+        """``(row, column, value)`` of every cell of one table, in file order."""
+        return [(r, c, v) for (t, r, c), v in self.cells.items() if t == table]
+
     def table(self, name: str) -> dict[str, dict[str, float]]:
-        """``row -> column -> value`` of one table, in file order (empty when absent)."""
+        """``row -> column -> value`` of one table, rows in file order (empty when absent)."""
         out: dict[str, dict[str, float]] = {}
-        for (t, r, c), v in self.cells.items():
-            if t == name:
-                out.setdefault(r, {})[c] = v
+        for r, c, v in self.entries(name):
+            out.setdefault(r, {})[c] = v
         return out
 
 
