@@ -39,7 +39,7 @@ import torch
 from scipy import stats
 
 from recprivacy.config import load_config
-from recprivacy.experiments.federated import METHOD_LABELS, PAPER_HIT20, paper_by_attacker, paper_f1
+from recprivacy.experiments.federated import METHOD_LABELS, paper_by_attacker, paper_f1, paper_hit20
 from recprivacy.experiments.runner import run_study
 from recprivacy.io import write_text_atomic
 
@@ -330,7 +330,7 @@ def print_summary(summary: dict) -> None:
                     row += f"{_fmt(c['metrics'].get(f'd=64/{attribute}/zeta={z}/dnn/all/weighted_f1_mean')):>14} / {_paper(paper_f1(dataset, model, m, attribute, z)):>5}"
                 zero = c["metrics"].get(f"d=64/{attribute}/zeta={zetas[0]}/zero-column/user/accuracy_mean") if zetas else None
                 row += f"{'-' if zero is None else format(zero['mean'], '.3f'):>14}{_fmt(c['metrics'].get('d=64/hit@20')):>16}"
-                row += f"{_paper(PAPER_HIT20.get((dataset, model, m))):>7}{len(c['seeds']):>7}{c['cpu_seconds_per_run']:>11.0f}"
+                row += f"{_paper(paper_hit20(dataset, model, m)):>7}{len(c['seeds']):>7}{c['cpu_seconds_per_run']:>11.0f}"
                 print(row)
         if zetas:
             print("Tables IV / V layout: weighted F1 by attacker and ζ, ours / paper")

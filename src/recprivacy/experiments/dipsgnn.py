@@ -53,6 +53,7 @@ from recprivacy.defenses.dpsgd import DPSGDSRGNN
 from recprivacy.defenses.edgerand import EdgeRand
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.audit import AuditContext, Risk, SectionWriter, register_audit_section, utility_change
+from recprivacy.experiments.reference import reference
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.experiments.train import metrics_rows, test_metrics
@@ -67,27 +68,6 @@ from recprivacy.progress import progress
 from recprivacy.report.figures import line_plot
 
 PAPER_METRICS = ("recall@20", "mrr@20", "recall@10", "mrr@10")
-#: paper 002, Table 2 (values in %, columns R@20, M@20, R@10, M@10; eps1 = 20, eps2 = 5)
-PAPER_TABLE2: dict[str, dict[str, tuple[float, float, float, float]]] = {
-    "ML-1M": {
-        "BPRMF": (4.56, 0.81, 2.20, 0.65), "SASRec": (6.69, 1.20, 3.44, 0.98), "HRNN": (18.43, 4.70, 11.70, 4.24),
-        "LightGCN": (8.53, 1.67, 4.59, 1.40), "SRGNN": (21.01, 5.15, 13.09, 4.61), "APGNN": (21.26, 5.29, 13.23, 4.75),
-        "DPMF_imp": (3.15, 0.66, 1.77, 0.57), "DPMF_exp": (3.40, 0.71, 1.89, 0.61), "DPSGD": (4.60, 0.82, 2.26, 0.68),
-        "EdgeRand": (17.61, 4.28, 10.88, 3.82), "DIPSGNN": (21.13, 6.11, 14.04, 5.63),
-    },
-    "Yelp": {
-        "BPRMF": (4.38, 1.01, 2.58, 0.89), "SASRec": (4.70, 1.03, 2.69, 0.89), "HRNN": (1.49, 0.33, 0.83, 0.29),
-        "LightGCN": (6.18, 1.41, 3.65, 1.24), "SRGNN": (7.24, 1.77, 4.41, 1.58), "APGNN": (7.26, 1.81, 4.46, 1.62),
-        "DPMF_imp": (0.41, 0.10, 0.25, 0.09), "DPMF_exp": (1.30, 0.32, 0.83, 0.28), "DPSGD": (0.95, 0.20, 0.56, 0.17),
-        "EdgeRand": (6.82, 1.66, 4.17, 1.49), "DIPSGNN": (7.24, 1.78, 4.45, 1.59),
-    },
-    "Tmall": {
-        "BPRMF": (15.19, 6.77, 12.28, 6.57), "SASRec": (14.46, 5.08, 10.46, 4.81), "HRNN": (13.34, 5.82, 10.45, 5.62),
-        "SRGNN": (24.85, 11.55, 20.42, 11.24), "APGNN": (24.86, 11.57, 20.38, 11.26),
-        "DPMF_imp": (1.95, 0.36, 1.18, 0.30), "DPSGD": (1.53, 0.45, 0.94, 0.41),
-        "EdgeRand": (20.35, 9.80, 16.61, 9.54), "DIPSGNN": (20.95, 9.98, 17.15, 9.71),
-    },
-}  # fmt: skip
 PAPER_COLUMN_OF = {"ml-1m": "ML-1M", "s3rec-yelp": "Yelp"}
 ML1M_CATEGORIES = {"gender": ["F", "M"], "age": [1, 18, 25, 35, 45, 50, 56], "occupation": list(range(21))}
 
@@ -356,8 +336,16 @@ def improvement(ours: list[MethodRun], base: list[MethodRun], metric: str) -> tu
     return float(rel), p
 
 
+def paper_table2(column: str | None) -> dict[str, tuple[float, ...]]:
+    """Paper 002, Table 2 (eps1 = 20, eps2 = 5) for one dataset ``column`` (ML-1M, Yelp or Tmall):
+    ``method -> PAPER_METRICS values`` in % (papers/002/reference.yaml); empty for no column."""
+    table = reference("002").table("Table 2")
+    keys = [f"{column}/{m}" for m in PAPER_METRICS]
+    return {method: tuple(cells[k] for k in keys) for method, cells in table.items() if keys[0] in cells}
+
+
 def _paper_row(column: str | None, method: str) -> list[Any]:
-    values = PAPER_TABLE2.get(column or "", {}).get(method)
+    values = paper_table2(column).get(method)
     return list(values) if values else [None] * 4
 
 
@@ -370,7 +358,7 @@ def add_table2(results: Results, runs: dict[str, list[MethodRun]], column: str |
         rows.append(list(METHODS[name]) + cells + _paper_row(column, name))
     if "DIPSGNN" in runs and "EdgeRand" in runs:
         ours = [improvement(runs["DIPSGNN"], runs["EdgeRand"], m) for m in PAPER_METRICS]
-        paper = PAPER_TABLE2.get(column or "", {})
+        paper = paper_table2(column)
         paper_imp = [100 * (d - e) / e for d, e in zip(paper["DIPSGNN"], paper["EdgeRand"])] if paper else [None] * 4
         rows.append(["", "Improve (DIPSGNN vs EdgeRand)"]
                     + [f"{rel:+.2f}%{'*' if p < 0.01 else ''} (p={p:.2g})" for rel, p in ours]
@@ -409,7 +397,7 @@ def add_timing_table(results: Results, runs: dict[str, list[MethodRun]]) -> str:
 
 def ordering_text(runs: dict[str, list[MethodRun]], column: str | None) -> str:
     """How our Recall@20 ordering of the methods compares with the paper's (Kendall's tau)."""
-    paper = PAPER_TABLE2.get(column or "", {})
+    paper = paper_table2(column)
     common = [m for m in runs if m in paper]
     if len(common) < 3:
         return "Too few methods with a paper number to compare orderings."

@@ -68,6 +68,7 @@ from recprivacy.defenses.exposure_perturbation import (
 )
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.audit import AuditContext, SectionWriter, register_audit_section
+from recprivacy.experiments.reference import reference
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.experiments.sampling import sample_users
@@ -84,33 +85,8 @@ SPLIT_TEXT = {"users": "users split 8:1:1 at random (no user in two splits)",
                             "boundary is in two splits)"}  # fmt: skip
 CANDIDATE_LABEL = {"all": "whole catalogue", "user_log": "user's logged items (authors' code)"}
 METRIC_COLUMNS = [f"{m}@{k}" for k in (5, 10, 20) for m in ("recall", "ndcg", "mrr")]
-#: Tables 3-6 of the paper: (dataset, encoder, decoder) -> Rec/NDCG/MRR at 5, 10, 20
-PAPER_TABLES: dict[tuple[str, str, str], tuple[float, ...]] = {
-    ("zhihu", "mean", "point"): (0.0673, 0.0403, 0.0315, 0.1282, 0.0597, 0.0394, 0.2372, 0.0870, 0.0467),
-    ("zhihu", "max", "point"): (0.0652, 0.0393, 0.0309, 0.1236, 0.0580, 0.0385, 0.2318, 0.0850, 0.0458),
-    ("zhihu", "att", "point"): (0.0737, 0.0439, 0.0342, 0.1364, 0.0640, 0.0424, 0.2493, 0.0922, 0.0500),
-    ("mind", "mean", "point"): (0.3998, 0.2416, 0.1898, 0.6684, 0.3282, 0.2255, 0.8828, 0.3829, 0.2408),
-    ("mind", "max", "point"): (0.3984, 0.2406, 0.1889, 0.6631, 0.3259, 0.2241, 0.8762, 0.3804, 0.2394),
-    ("mind", "att", "point"): (0.3977, 0.2399, 0.1883, 0.6683, 0.3271, 0.2242, 0.8818, 0.3817, 0.2395),
-    ("zhihu", "mean", "lstm"): (0.0916, 0.0579, 0.0470, 0.1634, 0.0809, 0.0563, 0.2868, 0.1118, 0.0647),
-    ("zhihu", "max", "lstm"): (0.1102, 0.0690, 0.0556, 0.1930, 0.0955, 0.0664, 0.3301, 0.1299, 0.0757),
-    ("zhihu", "att", "lstm"): (0.1198, 0.0744, 0.0596, 0.2063, 0.1021, 0.0709, 0.3495, 0.1380, 0.0806),
-    ("mind", "mean", "lstm"): (0.5861, 0.3591, 0.2852, 0.8772, 0.4541, 0.3249, 0.9809, 0.4811, 0.3327),
-    ("mind", "max", "lstm"): (0.5657, 0.3435, 0.2711, 0.8719, 0.4432, 0.3127, 0.9837, 0.4724, 0.3212),
-    ("mind", "att", "lstm"): (0.5335, 0.3353, 0.2707, 0.8158, 0.4269, 0.3087, 0.9606, 0.4644, 0.3194),
-    ("zhihu", "mean", "gru"): (0.0875, 0.0542, 0.0434, 0.1578, 0.0767, 0.0526, 0.2841, 0.1084, 0.0612),
-    ("zhihu", "max", "gru"): (0.1009, 0.0628, 0.0504, 0.1792, 0.0878, 0.0606, 0.3114, 0.1210, 0.0695),
-    ("zhihu", "att", "gru"): (0.0833, 0.0512, 0.0408, 0.1523, 0.0733, 0.0497, 0.2744, 0.1038, 0.0580),
-    ("mind", "mean", "gru"): (0.5384, 0.3265, 0.2575, 0.8429, 0.4255, 0.2987, 0.9739, 0.4596, 0.3086),
-    ("mind", "max", "gru"): (0.5586, 0.3471, 0.2782, 0.8506, 0.4422, 0.3178, 0.9748, 0.4745, 0.3271),
-    ("mind", "att", "gru"): (0.5414, 0.3415, 0.2763, 0.8110, 0.4291, 0.3126, 0.9561, 0.4665, 0.3233),
-    ("zhihu", "mean", "transformer"): (0.1453, 0.0946, 0.0780, 0.2359, 0.1235, 0.0898, 0.3748, 0.1585, 0.0992),
-    ("zhihu", "max", "transformer"): (0.1426, 0.0920, 0.0755, 0.2339, 0.1213, 0.0874, 0.3725, 0.1561, 0.0968),
-    ("zhihu", "att", "transformer"): (0.1344, 0.0850, 0.0699, 0.2293, 0.1161, 0.0822, 0.3721, 0.1520, 0.0919),
-    ("mind", "mean", "transformer"): (0.5742, 0.3714, 0.3051, 0.8232, 0.4524, 0.3389, 0.9549, 0.4864, 0.3485),
-    ("mind", "max", "transformer"): (0.5758, 0.3729, 0.3066, 0.8208, 0.4526, 0.3398, 0.9519, 0.4864, 0.3494),
-    ("mind", "att", "transformer"): (0.5647, 0.3639, 0.2983, 0.8119, 0.4443, 0.3316, 0.9498, 0.4798, 0.3417),
-}  # fmt: skip
+#: paper 000's table per decoder (papers/000/reference.yaml: row "<dataset>/<encoder>", column metric)
+PAPER_TABLE_OF = {"point": "Table 3", "lstm": "Table 4", "gru": "Table 5", "transformer": "Table 6"}
 
 
 # ---------------------------------------------------------------------------- options
@@ -355,7 +331,7 @@ def attack_tables(results: Results, options: ExposureOptions, runs: dict, baseli
 def _paper_table(results: Results, source: str, models: list, runs: dict, metrics: list[str]) -> str:
     rows = []
     for e, d in models:
-        paper = dict(zip(METRIC_COLUMNS, PAPER_TABLES[source, e, d]))
+        paper = reference("000").row(PAPER_TABLE_OF[d], f"{source}/{e}")
         for m in ("recall@10", "ndcg@10", "mrr@10"):
             ours = mean_std(runs, (e, d), "user_log", m)[0]
             rows.append([d, e, m, paper[m], ours, (ours - paper[m]) / paper[m]])

@@ -76,6 +76,7 @@ from recprivacy.data.split import temporal_split
 from recprivacy.defenses.apm import make_defence
 from recprivacy.defenses.federated_dp import BASELINES, make_baseline
 from recprivacy.experiments.audit import AuditContext, SectionWriter, catalogue_fit, register_audit_section
+from recprivacy.experiments.reference import reference
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.experiments.sampling import sample_users
@@ -95,113 +96,27 @@ METHOD_LABELS = {
     "fgerai": "F-GERAI", "fgerai_nl": "F-GERAI-NL", "fdpmf": "F-DPMF", "fedmf": "FedMF (no noise)",
 }  # fmt: skip
 
-# Paper 004 numbers (digest §9). Keys: (dataset, method, attribute, zeta) -> AIA F1.
-PAPER_F1 = {
-    ("ml-100k", "none", "age", 0.1): 0.528, ("ml-100k", "none", "age", 0.2): 0.560,
-    ("ml-1m", "none", "age", 0.1): 0.522, ("ml-1m", "none", "age", 0.2): 0.570,
-    ("ml-100k", "gaussian", "age", 0.1): 0.455, ("ml-100k", "gaussian", "age", 0.2): 0.496,
-    ("ml-1m", "gaussian", "age", 0.1): 0.449, ("ml-1m", "gaussian", "age", 0.2): 0.461,
-    ("ml-100k", "ldp", "age", 0.1): 0.446, ("ml-100k", "ldp", "age", 0.2): 0.480,
-    ("ml-1m", "ldp", "age", 0.1): 0.439, ("ml-1m", "ldp", "age", 0.2): 0.479,
-    ("ml-100k", "apm", "age", 0.1): 0.429, ("ml-100k", "apm", "age", 0.2): 0.470, ("ml-100k", "apm", "age", 0.3): 0.498,
-    ("ml-1m", "apm", "age", 0.1): 0.414, ("ml-1m", "apm", "age", 0.2): 0.434,
-    ("ml-100k", "none", "gender", 0.1): 0.677, ("ml-100k", "none", "gender", 0.2): 0.708,
-    ("ml-1m", "none", "gender", 0.1): 0.684, ("ml-1m", "none", "gender", 0.2): 0.682,
-    ("ml-100k", "gaussian", "gender", 0.1): 0.575, ("ml-100k", "gaussian", "gender", 0.2): 0.642,
-    ("ml-1m", "gaussian", "gender", 0.1): 0.627, ("ml-1m", "gaussian", "gender", 0.2): 0.634,
-    ("ml-100k", "ldp", "gender", 0.1): 0.568, ("ml-100k", "ldp", "gender", 0.2): 0.592,
-    ("ml-1m", "ldp", "gender", 0.1): 0.597, ("ml-1m", "ldp", "gender", 0.2): 0.619,
-    ("ml-100k", "apm", "gender", 0.1): 0.559, ("ml-100k", "apm", "gender", 0.2): 0.581, ("ml-100k", "apm", "gender", 0.3): 0.585,
-    ("ml-1m", "apm", "gender", 0.1): 0.574, ("ml-1m", "apm", "gender", 0.2): 0.603,
-    ("ml-100k", "fdpmf", "age", 0.1): 0.584, ("ml-100k", "fdpmf", "age", 0.2): 0.599,
-    ("ml-1m", "fdpmf", "age", 0.1): 0.579, ("ml-1m", "fdpmf", "age", 0.2): 0.590,
-    ("ml-100k", "fgerai", "age", 0.1): 0.503, ("ml-100k", "fgerai", "age", 0.2): 0.507,
-    ("ml-1m", "fgerai", "age", 0.1): 0.501, ("ml-1m", "fgerai", "age", 0.2): 0.531,
-    ("ml-100k", "fgerai_nl", "age", 0.1): 0.509, ("ml-100k", "fgerai_nl", "age", 0.2): 0.559,
-    ("ml-1m", "fgerai_nl", "age", 0.1): 0.505, ("ml-1m", "fgerai_nl", "age", 0.2): 0.539,
-    ("ml-100k", "fdpmf", "gender", 0.1): 0.703, ("ml-100k", "fdpmf", "gender", 0.2): 0.694,
-    ("ml-1m", "fdpmf", "gender", 0.1): 0.709, ("ml-1m", "fdpmf", "gender", 0.2): 0.717,
-    ("ml-100k", "fgerai", "gender", 0.1): 0.639, ("ml-100k", "fgerai", "gender", 0.2): 0.648,
-    ("ml-1m", "fgerai", "gender", 0.1): 0.627, ("ml-1m", "fgerai", "gender", 0.2): 0.640,
-    ("ml-100k", "fgerai_nl", "gender", 0.1): 0.657, ("ml-100k", "fgerai_nl", "gender", 0.2): 0.658,
-    ("ml-1m", "fgerai_nl", "gender", 0.1): 0.634, ("ml-1m", "fgerai_nl", "gender", 0.2): 0.665,
-}  # fmt: skip
 ENGINE_LABELS = {"simulator": "in-process simulator", "flower-sim": "Flower simulation engine",
                  "flower": "Flower deployment engine (SuperLink and SuperNodes)"}
 INPUT_NOTES = {
     "zscore": "The attackers read ΔΘ z-scored over their known users (digest G12).",
     "raw": "The attackers read the raw ΔΘ (the `attack_inputs: raw` ablation, not the paper's G12 z-scoring).",
 }
-# Table IV (zeta = 0.1): (dataset, method, attribute) -> {attacker: F1}.
-PAPER_BY_ATTACKER = {
-    ("ml-100k", "none", "age"): {"tree": 0.427, "svc": 0.465, "knn": 0.491, "dnn": 0.528},
-    ("ml-100k", "gaussian", "age"): {"tree": 0.399, "svc": 0.380, "knn": 0.446, "dnn": 0.455},
-    ("ml-100k", "ldp", "age"): {"tree": 0.401, "svc": 0.406, "knn": 0.417, "dnn": 0.446},
-    ("ml-100k", "apm", "age"): {"tree": 0.394, "svc": 0.356, "knn": 0.413, "dnn": 0.429},
-    ("ml-100k", "none", "gender"): {"tree": 0.601, "svc": 0.566, "knn": 0.677, "dnn": 0.677},
-    ("ml-100k", "gaussian", "gender"): {"tree": 0.564, "svc": 0.481, "knn": 0.625, "dnn": 0.575},
-    ("ml-100k", "ldp", "gender"): {"tree": 0.561, "svc": 0.474, "knn": 0.608, "dnn": 0.568},
-    ("ml-100k", "apm", "gender"): {"tree": 0.556, "svc": 0.472, "knn": 0.613, "dnn": 0.559},
-    ("ml-1m", "none", "age"): {"tree": 0.460, "svc": 0.487, "knn": 0.520, "dnn": 0.522},
-    ("ml-1m", "gaussian", "age"): {"tree": 0.397, "svc": 0.381, "knn": 0.445, "dnn": 0.449},
-    ("ml-1m", "ldp", "age"): {"tree": 0.388, "svc": 0.390, "knn": 0.417, "dnn": 0.439},
-    ("ml-1m", "apm", "age"): {"tree": 0.377, "svc": 0.333, "knn": 0.428, "dnn": 0.414},
-    ("ml-1m", "none", "gender"): {"tree": 0.671, "svc": 0.640, "knn": 0.680, "dnn": 0.684},
-    ("ml-1m", "gaussian", "gender"): {"tree": 0.616, "svc": 0.520, "knn": 0.601, "dnn": 0.627},
-    ("ml-1m", "ldp", "gender"): {"tree": 0.614, "svc": 0.513, "knn": 0.596, "dnn": 0.597},
-    ("ml-1m", "apm", "gender"): {"tree": 0.550, "svc": 0.496, "knn": 0.550, "dnn": 0.574},
-    ("ml-100k", "fdpmf", "age"): {"tree": 0.417, "svc": 0.401, "knn": 0.512, "dnn": 0.584},
-    ("ml-100k", "fgerai", "age"): {"tree": 0.406, "svc": 0.422, "knn": 0.483, "dnn": 0.503},
-    ("ml-100k", "fgerai_nl", "age"): {"tree": 0.413, "svc": 0.474, "knn": 0.488, "dnn": 0.509},
-    ("ml-100k", "fdpmf", "gender"): {"tree": 0.580, "svc": 0.559, "knn": 0.656, "dnn": 0.703},
-    ("ml-100k", "fgerai", "gender"): {"tree": 0.571, "svc": 0.566, "knn": 0.613, "dnn": 0.639},
-    ("ml-100k", "fgerai_nl", "gender"): {"tree": 0.580, "svc": 0.587, "knn": 0.646, "dnn": 0.657},
-    ("ml-1m", "fdpmf", "age"): {"tree": 0.443, "svc": 0.390, "knn": 0.449, "dnn": 0.579},
-    ("ml-1m", "fgerai", "age"): {"tree": 0.415, "svc": 0.408, "knn": 0.425, "dnn": 0.501},
-    ("ml-1m", "fgerai_nl", "age"): {"tree": 0.419, "svc": 0.449, "knn": 0.430, "dnn": 0.505},
-    ("ml-1m", "fdpmf", "gender"): {"tree": 0.572, "svc": 0.520, "knn": 0.647, "dnn": 0.709},
-    ("ml-1m", "fgerai", "gender"): {"tree": 0.612, "svc": 0.559, "knn": 0.599, "dnn": 0.627},
-    ("ml-1m", "fgerai_nl", "gender"): {"tree": 0.618, "svc": 0.566, "knn": 0.631, "dnn": 0.634},
-}  # fmt: skip
-PAPER_HIT20 = {
-    ("ml-100k", "fedrec", "apm"): 0.103, ("ml-100k", "fedrec", "fixrec_min"): 0.105, ("ml-100k", "fedrec", "fixrec_max"): 0.067,
-    ("ml-1m", "fedrec", "apm"): 0.053, ("ml-1m", "fedrec", "fixrec_min"): 0.054, ("ml-1m", "fedrec", "fixrec_max"): 0.043,
-    ("ml-100k", "fedlightgcn", "none"): 0.080, ("ml-100k", "fedlightgcn", "ldp"): 0.073, ("ml-100k", "fedlightgcn", "apm"): 0.076,
-    ("ml-100k", "fedncf", "none"): 0.075, ("ml-100k", "fedncf", "ldp"): 0.070, ("ml-100k", "fedncf", "apm"): 0.073,
-    ("ml-1m", "fedlightgcn", "none"): 0.082, ("ml-1m", "fedlightgcn", "ldp"): 0.077, ("ml-1m", "fedlightgcn", "apm"): 0.080,
-    ("ml-1m", "fedncf", "none"): 0.076, ("ml-1m", "fedncf", "ldp"): 0.072, ("ml-1m", "fedncf", "apm"): 0.074,
-}  # fmt: skip
-# Table VI F1: (dataset, model, method, attribute) -> F1.
-PAPER_TABLE6 = {
-    ("ml-100k", "fedlightgcn", "none", "age"): 0.594, ("ml-100k", "fedlightgcn", "none", "gender"): 0.696,
-    ("ml-100k", "fedlightgcn", "ldp", "age"): 0.462, ("ml-100k", "fedlightgcn", "ldp", "gender"): 0.585,
-    ("ml-100k", "fedlightgcn", "apm", "age"): 0.415, ("ml-100k", "fedlightgcn", "apm", "gender"): 0.573,
-    ("ml-100k", "fedncf", "none", "age"): 0.509, ("ml-100k", "fedncf", "none", "gender"): 0.651,
-    ("ml-100k", "fedncf", "ldp", "age"): 0.488, ("ml-100k", "fedncf", "ldp", "gender"): 0.637,
-    ("ml-100k", "fedncf", "apm", "age"): 0.474, ("ml-100k", "fedncf", "apm", "gender"): 0.620,
-    ("ml-1m", "fedlightgcn", "none", "age"): 0.550, ("ml-1m", "fedlightgcn", "none", "gender"): 0.728,
-    ("ml-1m", "fedlightgcn", "ldp", "age"): 0.471, ("ml-1m", "fedlightgcn", "ldp", "gender"): 0.601,
-    ("ml-1m", "fedlightgcn", "apm", "age"): 0.450, ("ml-1m", "fedlightgcn", "apm", "gender"): 0.585,
-    ("ml-1m", "fedncf", "none", "age"): 0.509, ("ml-1m", "fedncf", "none", "gender"): 0.676,
-    ("ml-1m", "fedncf", "ldp", "age"): 0.460, ("ml-1m", "fedncf", "ldp", "gender"): 0.675,
-    ("ml-1m", "fedncf", "apm", "age"): 0.422, ("ml-1m", "fedncf", "apm", "gender"): 0.658,
-}  # fmt: skip
 
 
-# Table V (APM on ml-100k; its ζ = 0.1 row is Table IV's): (attribute, zeta) -> {attacker: F1}.
-PAPER_TABLE5 = {
-    ("age", 0.2): {"dnn": 0.470, "tree": 0.403, "svc": 0.361, "knn": 0.430},
-    ("age", 0.3): {"dnn": 0.498, "tree": 0.403, "svc": 0.382, "knn": 0.436},
-    ("gender", 0.2): {"dnn": 0.581, "tree": 0.570, "svc": 0.483, "knn": 0.623},
-    ("gender", 0.3): {"dnn": 0.585, "tree": 0.572, "svc": 0.482, "knn": 0.627},
-}
+def _paper(table: str, row: str, column: str) -> float | None:
+    return reference("004").value(table, row, column)
 
 
 def paper_f1(dataset: str, model: str, method: str, attribute: str, zeta: float) -> float | None:
-    """The paper's DNN (AIA) F1 for a cell: Table II for FedRec, Table VI (ζ = 0.1 only) for the others."""
+    """The paper's DNN (AIA) F1 for a cell (papers/004/reference.yaml, digest §9): Table II for
+    FedRec (Table V's AIA column for APM on ml-100k at ζ = 0.3), Table VI (ζ = 0.1 only) for the others."""
     if model == "fedrec":
-        return PAPER_F1.get((dataset, method, attribute, zeta))
-    return PAPER_TABLE6.get((dataset, model, method, attribute)) if zeta == 0.1 else None
+        f1 = _paper("Table II", f"{dataset}/{attribute}/{method}", f"zeta={zeta}")
+        if f1 is None and (dataset, method) == ("ml-100k", "apm"):
+            return _paper("Table V", f"{attribute}/zeta={zeta}", "dnn")
+        return f1
+    return _paper("Table VI", f"{dataset}/{model}/{method}", attribute) if zeta == 0.1 else None
 
 
 def paper_by_attacker(dataset: str, model: str, method: str, attribute: str, zeta: float = 0.1) -> dict[str, float]:
@@ -210,8 +125,15 @@ def paper_by_attacker(dataset: str, model: str, method: str, attribute: str, zet
     if model != "fedrec":
         return {}
     if zeta == 0.1:
-        return PAPER_BY_ATTACKER.get((dataset, method, attribute), {})
-    return PAPER_TABLE5.get((attribute, zeta), {}) if (dataset, method) == ("ml-100k", "apm") else {}
+        return reference("004").row("Table IV", f"{dataset}/{attribute}/{method}")
+    return reference("004").row("Table V", f"{attribute}/zeta={zeta}") if (dataset, method) == ("ml-100k", "apm") else {}
+
+
+def paper_hit20(dataset: str, model: str, method: str) -> float | None:
+    """The paper's Hit@20: Table III for FedRec (APM and the FixRec variants), Table VI for the others."""
+    if model == "fedrec":
+        return _paper("Table III", f"{dataset}/{method}", "hit@20")
+    return _paper("Table VI", f"{dataset}/{model}/{method}", "hit@20")
 
 
 class FederatedOptions(StudyOptions):
@@ -415,7 +337,7 @@ def _render(results: Results, dataset: str, options: FederatedOptions, ks: list[
         f"Tables II / V / VI layout: DNN attack on the full ΔΘ of one attack round, {options.attack_seeds} ζ-splits; "
         f"model {model}, d = {dim0}")]  # fmt: skip
     hit_rows = [[METHOD_LABELS[m], hits[(dim0, m)].get(f"hit@{k}"), hits[(dim0, m)].get(f"ndcg@{k}"),
-                 PAPER_HIT20.get((dataset, model, m)) if k == 20 else None] for m in options.methods]
+                 paper_hit20(dataset, model, m) if k == 20 else None] for m in options.methods]
     tables.append(results.add_table("table3_hit", ["method", f"Hit@{k} (ours)", f"NDCG@{k} (ours)", "paper Hit@20"], hit_rows,
                                     "Table III / VI layout: leave-latest-one-out, full ranking of the final global model"))
     by_attacker = [a for a in options.attackers if a != "dnn"]

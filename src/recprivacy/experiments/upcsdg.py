@@ -59,6 +59,7 @@ from recprivacy.defenses.upcsdg.preferences import check_unit_interval
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.audit import AuditContext, SectionWriter, random_ranking_expectation, register_audit_section
 from recprivacy.metrics.intervals import paired_difference_interval, weighted_mean
+from recprivacy.experiments.reference import reference
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.experiments.train import PreparedData, fit_model, prepare_data
@@ -78,29 +79,11 @@ VARIANTS = {"UPC-SDG_s": {"selection": "random"}, "UPC-SDG_r": {"replacement": "
 ATTACKS = {"blind": "blind, frozen item embeddings", "informed": "informed, frozen item embeddings",
            "release": "blind, embeddings learned from the release", "popularity": "popularity guess (baseline)"}
 
-#: Table 2 of the paper: PR, Recall, NDCG at 20 per dataset, setting and model
-PAPER_TABLE2: dict[str, dict[str, dict[str, tuple[float, float, float]]]] = {
-    "office": {"original": {"random": (0.0021, 0.0118, 0.0054), "bpr": (0.0215, 0.1254, 0.0740),
-                            "neumf": (0.0126, 0.0605, 0.0710), "lightgcn": (0.0223, 0.1323, 0.0752)},
-               "-": {"bpr": (0.0032, 0.0176, 0.0080), "neumf": (0.0058, 0.0316, 0.0374), "lightgcn": (0.0046, 0.0235, 0.0125)},
-               "+": {"bpr": (0.0166, 0.0878, 0.0506), "neumf": (0.0121, 0.0580, 0.0702), "lightgcn": (0.0148, 0.0839, 0.0496)}},
-    "clothing": {"original": {"random": (0.0001, 0.0019, 0.0006), "bpr": (0.0039, 0.0526, 0.0243),
-                              "neumf": (0.0120, 0.0668, 0.0303), "lightgcn": (0.0043, 0.0692, 0.0312)},
-                 "-": {"bpr": (0.0001, 0.0023, 0.0026), "neumf": (0.0007, 0.0109, 0.0044), "lightgcn": (0.0020, 0.0345, 0.0148)},
-                 "+": {"bpr": (0.0025, 0.0422, 0.0187), "neumf": (0.0110, 0.0553, 0.0245), "lightgcn": (0.0038, 0.0639, 0.0281)}},
-    "gowalla": {"original": {"random": (0.0005, 0.0012, 0.0008), "bpr": (0.0475, 0.1565, 0.1277),
-                             "neumf": (0.0285, 0.1017, 0.1548), "lightgcn": (0.0523, 0.1823, 0.1555)},
-                "-": {"bpr": (0.0035, 0.0121, 0.0073), "neumf": (0.0030, 0.0088, 0.0213), "lightgcn": (0.0047, 0.0148, 0.0100)},
-                "+": {"bpr": (0.0305, 0.1051, 0.0740), "neumf": (0.0185, 0.0736, 0.0870), "lightgcn": (0.0353, 0.1257, 0.0812)}},
-}  # fmt: skip
 
-#: Table 3 of the paper (Office, BPR-MF, γ = 0.9): PR, Recall, NDCG at 20 per variant and k
-PAPER_TABLE3: dict[str, dict[float, tuple[float, float, float]]] = {
-    "UPC-SDG_s": {0.2: (0.0028, 0.0466, 0.0215), 0.4: (0.0022, 0.0356, 0.0160), 0.6: (0.0016, 0.0261, 0.0118), 0.8: (0.0008, 0.0143, 0.0056)},
-    "UPC-SDG_r": {0.2: (0.0030, 0.0495, 0.0227), 0.4: (0.0020, 0.0325, 0.0151), 0.6: (0.0014, 0.0221, 0.0098), 0.8: (0.0002, 0.0027, 0.0012)},
-    "UPC-SDG_f": {0.2: (0.0030, 0.0497, 0.0229), 0.4: (0.0021, 0.0338, 0.0154), 0.6: (0.0016, 0.0252, 0.0109), 0.8: (0.0007, 0.0105, 0.0047)},
-    "UPC-SDG": {0.2: (0.0166, 0.0878, 0.0506), 0.4: (0.0140, 0.0717, 0.0399), 0.6: (0.0134, 0.0646, 0.0362), 0.8: (0.0048, 0.0582, 0.0326)},
-}  # fmt: skip
+def paper_cells(table: str, row: str) -> dict[str, float]:
+    """Paper 003's ``METRICS`` at 20 in one row (papers/003/reference.yaml; empty when absent):
+    Table 2 rows are ``"<dataset>/<setting>/<model>"``, Table 3 rows ``"<variant>/k=<k>"``."""
+    return reference("003").row(table, row)
 
 
 def _unit_list(values: list[float], name: str) -> list[float]:
@@ -375,7 +358,6 @@ def table2(results: Results, m: Measurements, options: UPCSDGOptions, dataset: s
     """Table 2 in the paper's layout: ours, then the paper's ``paper_dataset`` rows."""
     models = ["random", *options.models]
     columns = ["Dataset"] + [f"{LABELS.get(n, n)} {x}" for n in models for x in ("PR", "Recall", "NDCG")]
-    paper = PAPER_TABLE2[options.paper_dataset]
     rows = []
     for name in ("original", "-", "+"):
         label = "" if name == "original" else name.replace("-", "−")
@@ -383,20 +365,20 @@ def table2(results: Results, m: Measurements, options: UPCSDGOptions, dataset: s
         rows.append([f"{dataset}{label} (ours)"] + [m.mean(x, "utility", variant, k, gamma, model=n)
                                                     for n in models for x in METRICS])
         rows.append([f"{options.paper_dataset.title()}{label} (paper)"] + [
-            paper[name][n][j] if n in paper[name] else None for n in models for j in range(3)])
+            paper_cells("Table 2", f"{options.paper_dataset}/{name}/{n}").get(x) for n in models for x in METRICS])
     return results.add_table("table2", columns, rows, f"PR, Recall and NDCG at {CUTOFF} (full ranking); "
                              f"−: k = 0.8, γ = 0.1; +: k = 0.2, γ = 0.9; ours are means over seeds")
 
 
 def retention_table(results: Results, m: Measurements, options: UPCSDGOptions) -> str:
     """Recall@20 on synthetic data as a share of the same model's Recall@20 on the original."""
-    paper = PAPER_TABLE2[options.paper_dataset]
     rows = []
     for name in options.models:
         original = m.mean("recall", "utility", "original", model=name)
         ours = [_ratio(m.mean(column, "utility", *_setting(s), model=name), original)
                 for column in ("recall", "recall_history") for s in ("+", "-")]
-        theirs = [_ratio(paper[s][name][1], paper["original"][name][1]) if name in paper[s] else None for s in ("+", "-")]
+        paper = {s: paper_cells("Table 2", f"{options.paper_dataset}/{s}/{name}") for s in ("original", "+", "-")}
+        theirs = [_ratio(paper[s]["recall"], paper["original"]["recall"]) if paper[s] else None for s in ("+", "-")]
         rows.append([LABELS.get(name, name), *ours, *theirs])
     columns = ["model", "+ ours", "− ours", "+ ours, history masked", "− ours, history masked",
                f"+ paper ({options.paper_dataset})", f"− paper ({options.paper_dataset})"]
@@ -411,8 +393,7 @@ def table3(results: Results, m: Measurements, options: UPCSDGOptions) -> str:
     for variant in VARIANTS:
         rows.append([f"{variant} (ours)"] + [m.mean(x, "utility", variant, k, options.ablation_gamma, model="bpr")
                                              for k in ks for x in METRICS])
-        paper = PAPER_TABLE3[variant]
-        rows.append([f"{variant} (paper, Office)"] + [paper[k][j] if k in paper else None for k in ks for j in range(3)])
+        rows.append([f"{variant} (paper, Office)"] + [paper_cells("Table 3", f"{variant}/k={k}").get(x) for k in ks for x in METRICS])
     return results.add_table("table3", columns, rows, f"BPR-MF on synthetic data, γ = {options.ablation_gamma}; "
                              "_s random selection, _r random replacement, _f fixed similarity 0.9")
 

@@ -121,12 +121,11 @@ def render_hit_rate(r: Renderer, plan: Plan) -> None:
     rows = []
     for d in r.datasets:
         for role in ("shadow", "target"):
-            reference = paper.HIT_RATE.get((paper.paper_dataset(d) or "", role), {})
             row: list[Any] = [d, _paper_label(d), role]
             for a in r.o.algorithms:
                 value = r.c.hit((d, role, a, False))
                 r.results.metrics[f"hit_rate/{d}/{role}/{a}"] = value
-                row += [value, reference.get(paper.algorithm_key(a) or "")]
+                row += [value, paper.hit_rate(d, role, a)]
             row.append(r.c.hit((d, role, r.o.algorithms[0], False), "nonmembers"))
             rows.append(row)
     t = r.table("hit-rate", columns, rows, f"HR@{r.o.k} of members (leave-one-out, full ranking); {r.seeds_note()}")
@@ -206,9 +205,9 @@ def render_assumption2(r: Renderer, plan: Plan) -> None:
         png = heatmap(grid, algos, algos, "target algorithm", "shadow algorithm", f"{d}: ROC AUC", "ROC AUC", 0.5, 1.0)
         figures.append(r.figure(f"heatmap-assumption2-{d}", png, f"Assumption II on {d}: ROC AUC of every shadow x target pair."))
         note = f"{d}: average balanced accuracy {np.nanmean([c[1] for _, cells in rows for c in cells]):.3f}"
-        reference = paper.ASSUMPTION_2.get(paper.paper_dataset(d) or "")
-        if reference:
-            note += f" (paper, {paper.paper_dataset(d)}: {np.mean(list(reference.values())):.3f})"
+        reference = paper.assumption_mean(d)
+        if reference is not None:
+            note += f" (paper, {paper.paper_dataset(d)}: {reference:.3f})"
         notes.append(note)
     text = "Rows are the shadow algorithm, columns the target algorithm; the diagonal is Assumption I. "
     r.section("assumption2", text + "; ".join(notes) + ".", tables, figures)
@@ -218,7 +217,7 @@ def _paper_setting(shadow: tuple[str, str], target: tuple[str, str]) -> tuple[st
     """The Assumption III code the paper states a value for, if this cross-dataset pair maps to it."""
     key = tuple(x or "" for x in (paper.paper_dataset(shadow[0]), paper.algorithm_key(shadow[1]),
                                   paper.paper_dataset(target[0]), paper.algorithm_key(target[1])))  # fmt: skip
-    return key if shadow[0] != target[0] and key in paper.ASSUMPTION_3 else None
+    return key if shadow[0] != target[0] and paper.cross_dataset_value(*key) is not None else None
 
 
 def render_assumption3(r: Renderer, plan: Plan) -> None:
@@ -235,7 +234,7 @@ def render_assumption3(r: Renderer, plan: Plan) -> None:
         key = _paper_setting(s, t)
         if key:
             label = f"{key[0]} {key[1]} -> {key[2]} {key[3]}"
-            checks.append([spec.code, label, r.metric(spec, "auc"), r.metric(spec, "balanced_accuracy"), paper.ASSUMPTION_3[key]])
+            checks.append([spec.code, label, r.metric(spec, "auc"), r.metric(spec, "balanced_accuracy"), paper.cross_dataset_value(*key)])
     spot = r.table("assumption3-checks", ["setting", "paper setting (shadow -> target)", "ROC AUC", BAL, "paper 'AUC'"], checks,
                    "The Assumption III values the paper states in its text")  # fmt: skip
     png = heatmap(grid, codes, codes, "target", "shadow", "ROC AUC", "ROC AUC", 0.5, 1.0)
@@ -248,13 +247,12 @@ def render_assumption3(r: Renderer, plan: Plan) -> None:
 def render_kmeans(r: Renderer, plan: Plan) -> None:
     tables, algos = [], r.o.algorithms
     for d in r.datasets:
-        reference = paper.KMEANS.get(paper.paper_dataset(d) or "", {})
         rows = []
         for a in algos:
             specs = [replace(base_spec(r.o, d, t), shadow=(d, a)) for t in algos]
             rows.append((f"MLP, shadow {a}", _cells(r, "kmeans", specs, [paper.assumption_value(d, a, t) for t in algos])))
         kmeans = [replace(base_spec(r.o, d, t), attack="kmeans") for t in algos]
-        rows.append(("K-Means", _cells(r, "kmeans", kmeans, [reference.get(paper.algorithm_key(t) or "") for t in algos])))
+        rows.append(("K-Means", _cells(r, "kmeans", kmeans, [paper.kmeans_value(d, t) for t in algos])))
         rows.append(("K-Means (oracle-aligned)", [(r.metric(s, "auc_aligned"), None, None) for s in kmeans]))
         tables.append(_grid_table(r, "kmeans", d, rows))
     r.section("kmeans", (
@@ -325,7 +323,7 @@ def render_mimi(r: Renderer, plan: Plan) -> None:
         tables.append(r.table(f"mimi-{d}-by-k", ["", *[f"k={k}" for k in ks]], [[key, *v[1]] for key, v in by_k.items()],
                               f"{base.code}: ROC AUC against k for fixed l"))  # fmt: skip
         ends = [[f"k={k}, l={n}", auc(k, n), auc(k, n, "balanced_accuracy"), value]
-                for (k, n), value in paper.MIMI.items() if k in ks + marks and n in ls + marks]  # fmt: skip
+                for (k, n), value in paper.mimi_points().items() if k in ks + marks and n in ls + marks]  # fmt: skip
         tables.append(r.table(f"mimi-{d}-paper", ["setting", "ROC AUC", BAL, "paper 'AUC' (ml-1m MIMI)"], ends,
                               "The end points the paper states for MIMI"))  # fmt: skip
         figures.append(r.figure(f"mimi-{d}-by-l", line_plot(by_l, "l", "ROC AUC", markers=True), f"{base.code}: ROC AUC against l."))
@@ -342,7 +340,7 @@ def render_shadow_size(r: Renderer, plan: Plan) -> None:
         is_llll = paper.paper_dataset(d) == "lf-2k" and paper.algorithm_key(a) == "L"
         auc, sd = r.c.stat(spec, "auc")
         rows.append([spec.code, spec.shadow_fraction, auc, sd, r.metric(spec, "balanced_accuracy"),
-                     paper.SHADOW_SIZE.get(spec.shadow_fraction) if is_llll else None])  # fmt: skip
+                     paper.shadow_size_value(spec.shadow_fraction) if is_llll else None])  # fmt: skip
     t = r.table("shadow-size", ["setting", "shadow fraction", "ROC AUC", "± sd", BAL, "paper 'AUC' (LLLL)"], rows,
                 f"Shadow users sub-sampled per class; {r.seeds_note()}")  # fmt: skip
     r.section("shadow_size", "The shadow dataset keeps a fraction of its members and of its non-members; its recommender "
@@ -381,9 +379,8 @@ def render_defense(r: Renderer, plan: Plan) -> None:
         for spec in [s, *after]:
             r.store("defense", spec)
         d, a = s.target
-        reference = paper.DEFENSE_AFTER.get((paper.paper_dataset(d) or "", paper.algorithm_key(a) or ""))
         rows.append([s.code, r.metric(s, "auc"), *[r.metric(x, "auc") for x in after], r.metric(s, "balanced_accuracy"),
-                     *[r.metric(x, "balanced_accuracy") for x in after], paper.assumption_value(d, a, a), reference,
+                     *[r.metric(x, "balanced_accuracy") for x in after], paper.assumption_value(d, a, a), paper.defense_after(d, a),
                      r.metric(s, "tpr@1%fpr"), *[r.metric(x, "tpr@1%fpr") for x in after]])  # fmt: skip
         before_hr = {p: r.c.hit((d, "target", a, False), p) for p in ("members", "nonmembers", "all")}
         after_hr = {p: r.c.hit((d, "target", a, True), p) for p in ("members", "nonmembers", "all")}
