@@ -74,8 +74,9 @@ def test_recovery_cell_of_the_raw_release_and_of_a_row_without_a_release():
 
 
 def test_release_options_refuse_a_cap_outside_the_unit_interval_and_unknown_generator_settings():
-    with pytest.raises(ValueError, match="gammas"):
-        ReleaseOptions(gammas=[0.5, 1.5])
+    with pytest.raises(ValueError, match="more_gammas"):
+        ReleaseOptions(more_gammas=[0.5, 1.5])
+    assert ReleaseOptions(gamma=0.3, more_gammas=[0.9]).gammas == [0.3, 0.9]
     with pytest.raises((ValueError, ConfigError), match="no_such"):
         ReleaseOptions(generator={"no_such": 1})
 

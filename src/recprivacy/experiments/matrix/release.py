@@ -6,7 +6,7 @@ user a share ``k`` of their items, chosen by the trained attention, is replaced 
 items whose ``f_sim`` to the original is at most γ (a hard cap: an item with no candidate within
 γ is dropped); the other items are released unchanged. The generator's frozen features are the
 target's own factors, as in the audit's synthetic-release section, and it is built by that
-section's function (``experiments.upcsdg.fit_generator``), one row per γ of ``gammas``.
+section's function (``experiments.upcsdg.fit_generator``), one row per γ (``ReleaseOptions``).
 
 A release protects everything downstream of it (``plan.DOWNSTREAM``): the row's model is the
 configured target algorithm retrained on the release (early stopping on the real validation
@@ -41,10 +41,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from pydantic import Field, PositiveInt, field_validator
+from pydantic import Field, field_validator
 
 from recprivacy.attacks.recovery import ReplacementRecoveryAttack
-from recprivacy.config import Config, StudyOptions
+from recprivacy.config import Config
 from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.upcsdg import FrozenEmbeddings, SyntheticRelease
 from recprivacy.defenses.upcsdg.preferences import check_unit_interval
@@ -53,46 +53,33 @@ from recprivacy.experiments.matrix.plan import ATTACKS, DefenceSpec, not_applica
 from recprivacy.experiments.matrix.world import World
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.train import PreparedData
-from recprivacy.experiments.upcsdg import (
-    SyntheticReleaseOptions,
-    fit_generator,
-    generator_params,
-    judged_recovery,
-)
+from recprivacy.experiments.upcsdg import SyntheticReleaseOptions, fit_generator, judged_recovery
 from recprivacy.models import make_model
 from recprivacy.models.base import Recommender
 
 ATTACK = next(a for a in ATTACKS if a.key == "recovery")
-AUDIT = SyntheticReleaseOptions()
 RAW_RELEASE = ("does not apply: without a defence the raw data is released; nothing is replaced, so there is no "
                "replaced item to recover: every interaction, those UPC-SDG would replace included, is disclosed as it "
                "is (recovery is trivially total)")  # fmt: skip
 
 
-class ReleaseOptions(StudyOptions):
-    """UPC-SDG rows (share ``k`` replaced; one row per γ of ``gammas``; defaults: the audit's),
-    the generator's parameters (``UPCSDG``), and the recovery attacker's K and threat model."""
+class ReleaseOptions(SyntheticReleaseOptions):
+    """The audit's synthetic-release options (share ``k`` replaced, cap ``gamma``, ``generator``
+    parameters of ``UPCSDG``, the recovery attacker's ``attack_k``; the audit's defaults), a UPC-SDG
+    row for ``gamma`` and for each of ``more_gammas``, and the recovery attacker's threat model."""
 
-    k: float = AUDIT.k
-    gammas: list[float] = Field(default_factory=lambda: [AUDIT.gamma])
-    generator: dict[str, Any] = Field(default_factory=dict)
-    attack_k: PositiveInt = AUDIT.attack_k
+    more_gammas: list[float] = Field(default_factory=list)
     informed: bool = False
 
-    @field_validator("k")
-    @classmethod
-    def _share(cls, value: float) -> float:
-        return check_unit_interval(value, "release.k")
-
-    @field_validator("gammas")
+    @field_validator("more_gammas")
     @classmethod
     def _caps(cls, values: list[float]) -> list[float]:
-        return [check_unit_interval(v, f"release.gammas[{n}]") for n, v in enumerate(values)]
+        return [check_unit_interval(v, f"release.more_gammas[{n}]") for n, v in enumerate(values)]
 
-    @field_validator("generator")
-    @classmethod
-    def _generator(cls, params: dict[str, Any]) -> dict[str, Any]:
-        return generator_params(params)
+    @property
+    def gammas(self) -> list[float]:
+        """The γ of every UPC-SDG row."""
+        return [self.gamma, *self.more_gammas]
 
 
 @dataclass(frozen=True)
