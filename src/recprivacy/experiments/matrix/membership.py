@@ -25,7 +25,7 @@ from recprivacy.attacks.membership import AttackSpec as LabSpec
 from recprivacy.attacks.membership import LabOptions, MembershipLab
 from recprivacy.config import Config, StudyOptions
 from recprivacy.experiments.audit import AuditContext
-from recprivacy.experiments.matrix.cells import Cell, membership_judged
+from recprivacy.experiments.matrix.cells import Cell, Judged, membership_judged
 from recprivacy.experiments.matrix.plan import ATTACKS, not_applicable
 from recprivacy.experiments.matrix.world import World
 from recprivacy.experiments.membership.audit import audit_partition
@@ -65,7 +65,7 @@ def membership_column(config: Config, options: MatrixOptions, data: PreparedData
                         factories={w.spec.key: w.refit for w in worlds if w.refit is not None})  # fmt: skip
     k = min(o.k, data.full.n_items - int(data.full.user_counts().max()))
 
-    def judged_run(shadow: str, target: str):
+    def judged_run(shadow: str, target: str) -> Judged:
         return membership_judged(lab.run(LabSpec((name, shadow), (name, target), k=k, n_factors=o.n_factors)))
 
     for world in worlds:
