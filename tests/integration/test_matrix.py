@@ -1,6 +1,8 @@
 """The attack x defence matrix on tiny synthetic data (issue 32): every defence row has a
 utility cost and a privacy statement, cells that do not apply say why, DP rows (the sequential
-SR-GNN defences too) carry claimed against measured epsilon, and the CSV and figures are written."""
+SR-GNN defences too) carry claimed against measured epsilon, the UPC-SDG row is attacked in every
+column (recovery of its release included) and DPMF and UPC-SDG rows get an adaptive membership
+attacker, and the CSV and figures are written."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ SEQUENTIAL = {"canaries": 100, "canary_guesses": 20, "params": {"n_epochs": 1, "
 def results():
     return Matrix("synthetic", "bpr", canaries=200, canary_guesses=20, dpmf_epsilons=[1.0], dpmf={"n_epochs": 3},
                   exposure={"n_epochs": 1, "dim": 16}, seeds=2, attackers=["knn"], mechanism_samples=2000,
-                  sequential=SEQUENTIAL).run()
+                  sequential=SEQUENTIAL, release={"generator": {"n_epochs": 2}}).run()
 
 
 def test_every_row_has_a_utility_cost_a_statement_and_a_reason_for_empty_cells(results):
@@ -52,7 +54,44 @@ def test_sequential_defences_carry_a_claim_a_measured_bound_and_a_verdict(result
     assert "training sample" in rows[1][4] and "edge" in rows[0][4]
 
 
+def _cells(results, defence: str, attack: str) -> dict[str, list]:
+    """The long table's rows of one cell, by attacker ('' for a cell without one)."""
+    columns = results.tables["matrix-cells"].columns
+    return {r[2]: dict(zip(columns, r)) for r in results.tables["matrix-cells"].rows if r[:2] == [defence, attack]}
+
+
+def test_the_upcsdg_row_is_attacked_in_every_column_and_has_a_utility_cost_and_statement(results):
+    row = next(r for r in results.tables["matrix"].rows if r[0] == "UPC-SDG (k = 0.2, γ = 0.5)")
+    cells = dict(zip([a.key for a in ATTACKS], row[1 : 1 + len(ATTACKS)]))
+    assert all("[" in cell for cell in cells.values()), row
+    # the canary attacker has no trained part; every other column shows both attackers
+    assert all("frozen" in c and "adaptive" in c for key, c in cells.items() if key != "canaries"), row
+    assert row[-2].startswith("Recall@10 (members' test): ") and "change" in row[-2]
+    assert row[-1] == "No formal differential-privacy guarantee"
+    # no formal claim: no row in the claimed-vs-measured table, though its canary cell measures it
+    assert all(not r[0].startswith("UPC-SDG") for r in results.tables["matrix-epsilon"].rows)
+
+
+def test_the_recovery_column_has_a_verdict_against_the_popularity_guess_and_says_why_elsewhere(results):
+    for attacker, cell in _cells(results, "upcsdg_g0.5", "recovery").items():
+        assert attacker in ("frozen", "adaptive") and cell["metric"] == "Recall@K"
+        assert cell["baseline name"] == "popularity guess of the release, 10 items" and 0 <= cell["baseline"] <= 1
+        assert cell["low"] <= cell["value"] <= cell["high"] and cell["verdict"]
+        assert abs(cell["margin"] - (cell["value"] - cell["baseline"])) < 1e-9
+    none = _cells(results, "none", "recovery")[""]
+    assert none["reason"].startswith("does not apply: without a defence the raw data is released; nothing is replaced")
+    assert _cells(results, "dpmf_eps1", "recovery")[""]["reason"].endswith("the attack observes released data")
+
+
+def test_dpmf_and_upcsdg_membership_cells_have_an_adaptive_attacker(results):
+    for defence in ("dpmf_eps1", "upcsdg_g0.5"):
+        cells = _cells(results, defence, "membership")
+        assert set(cells) == {"frozen", "adaptive"}, cells
+        assert all(0 <= c["value"] <= 1 and c["baseline"] == 0.5 for c in cells.values())
+
+
 def test_the_matrix_writes_its_figures_and_csv(results, tmp_path):
-    assert {"matrix", "matrix-scatter-attribute", "matrix-scatter-exposure", "matrix-scatter-canaries"} <= set(results.figures)
+    assert {"matrix", "matrix-scatter-attribute", "matrix-scatter-exposure", "matrix-scatter-canaries",
+            "matrix-scatter-recovery"} <= set(results.figures)
     run = results.write(tmp_path)
     assert (run / "tables" / "matrix-cells.csv").is_file()

@@ -43,6 +43,7 @@ from recprivacy.attacks.membership import AttackSpec, LabOptions, MembershipLab,
 from recprivacy.attacks.membership.lists import personalised_lists
 from recprivacy.attacks.recovery import PopularityGuess, ReplacementRecoveryAttack, recovery_metrics
 from recprivacy.config import Config, StudyOptions, load_config, validate_options
+from recprivacy.data.interactions import Interactions
 from recprivacy.data.registry import find_data_dir
 from recprivacy.defenses.upcsdg import (
     RELEASE_FOLDERS,
@@ -58,8 +59,8 @@ from recprivacy.defenses.upcsdg import (
 from recprivacy.defenses.upcsdg.preferences import check_unit_interval
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.audit import AuditContext, SectionWriter, random_ranking_expectation, register_audit_section
-from recprivacy.metrics.intervals import paired_difference_interval, weighted_mean
 from recprivacy.experiments.reference import reference
+from recprivacy.metrics.intervals import Estimate, paired_difference_interval, weighted_mean
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.experiments.train import PreparedData, fit_model, prepare_data
@@ -175,9 +176,8 @@ class SeedRun:
         key = (variant, k, gamma)
         if key not in self.releases:
             start = time.perf_counter()
-            model = UPCSDG(**{**self.options.generator, **VARIANTS[variant], "seed": self.seed, "noise": self.config.noise})
-            prefs = PrivacyPreferences.uniform(self.data.train.n_users, k, gamma)
-            release = model.fit(self.data.train, self.features, prefs).generate()
+            params = {**self.options.generator, **VARIANTS[variant]}
+            release = fit_generator(self.data.train, self.features, k, gamma, params, self.seed, self.config.noise).generate()
             s = release.summary
             self.rows.append(self._row("release", variant, k, gamma, seconds=time.perf_counter() - start,
                                        epochs=s["method"]["epochs_trained"], mean_f_sim=s["mean_f_sim"],
@@ -246,9 +246,7 @@ class SeedRun:
         features = pretrain_bpr(group.train, None, self.seed, **self.config.model.params)
         for k in o.grid_k:
             for gamma in o.grid_gamma:
-                prefs = PrivacyPreferences.uniform(full.n_users, k, gamma)
-                release = UPCSDG(**{**o.generator, "seed": self.seed, "noise": self.config.noise}).fit(
-                    group.train, features, prefs).generate()
+                release = fit_generator(group.train, features, k, gamma, o.generator, self.seed, self.config.noise).generate()
                 target = make_model(algorithm, **{"seed": self.seed, **params}).fit(release.data)
                 lists = np.concatenate([personalised_lists(target, group.members, spec.k),
                                         popular_lists(popularity_ranking(release.data), len(group.nonmembers), spec.k)])
@@ -630,6 +628,24 @@ def synthesize(config: Config, out: str | Path, privacy: str | Path | None, k: f
     return release
 
 
+def fit_generator(train: Interactions, features: FrozenEmbeddings, k: float, gamma: float, params: dict[str, Any],
+                  seed: int, noise: str) -> UPCSDG:  # fmt: skip
+    """UPC-SDG with ``params`` trained on ``train`` for every user at the same ``k`` and ``gamma``
+    (``.generate()`` gives the release)."""
+    model = UPCSDG(**{**params, "seed": seed, "noise": noise})
+    return model.fit(train, features, PrivacyPreferences.uniform(train.n_users, k, gamma))
+
+
+def judged_recovery(attack: Any, release: SyntheticRelease, k: int) -> tuple[Estimate, float, Estimate]:
+    """Recall@k of a fitted recovery ``attack`` on the replaced originals of ``release``, the
+    popularity guess's Recall@k on the same users, and the margin, paired over the users with a
+    replaced item (``intervals.paired_difference_interval``)."""
+    truth, key = release.pairs_matrix("original_item"), f"recall@{k}"
+    found = recovery_metrics(attack, truth, ks=(k,), per_user=True)[key]
+    guess = recovery_metrics(PopularityGuess().fit(release.data), truth, ks=(k,), per_user=True)[key]
+    return paired_difference_interval(weighted_mean(found), weighted_mean(guess), np.arange(len(found)))
+
+
 def dataset_inputs(config: Config) -> list[Path]:
     """The file or folder the configured dataset is read from (none for ``synthetic``): a path
     given as the dataset, or the folder a named dataset is found in."""
@@ -675,17 +691,12 @@ def synthetic_release_section(ctx: AuditContext, out: SectionWriter) -> None:
     """Offer a UPC-SDG release of the training data: its utility and what an attacker recovers."""
     o, data, seed = ctx.options, ctx.data, ctx.config.seed
     features, source = _features(ctx)
-    prefs = PrivacyPreferences.uniform(data.train.n_users, o.k, o.gamma)
-    release = UPCSDG(**{**o.generator, "seed": seed, "noise": ctx.config.noise}).fit(data.train, features, prefs).generate()
+    release = fit_generator(data.train, features, o.k, o.gamma, o.generator, seed, ctx.config.noise).generate()
     params = {"seed": seed, **ctx.config.model.params}
     retrained = make_model(ctx.config.model.name, **params).fit(release.data, data.valid)
     before, after = (evaluate(m, data.test, ks=(CUTOFF,), exclude=data.valid) for m in (ctx.model, retrained))
-    truth = release.pairs_matrix("original_item")
     key = f"recall@{o.attack_k}"
-    attack = recovery_metrics(ReplacementRecoveryAttack(features.items).fit(release.data), truth, ks=(o.attack_k,), per_user=True)
-    guess = recovery_metrics(PopularityGuess().fit(release.data), truth, ks=(o.attack_k,), per_user=True)
-    value, blind, margin = paired_difference_interval(weighted_mean(attack[key]), weighted_mean(guess[key]),
-                                                      np.arange(len(attack[key])))  # fmt: skip
+    value, blind, margin = judged_recovery(ReplacementRecoveryAttack(features.items).fit(release.data), release, o.attack_k)
     attack, guess = {key: value.value}, {key: blind}
     s = release.summary
     rows = [[f"{x}@{CUTOFF}", before[f"{x}@{CUTOFF}"], after[f"{x}@{CUTOFF}"], _ratio(after[f"{x}@{CUTOFF}"], before[f"{x}@{CUTOFF}"])]

@@ -176,6 +176,11 @@ class MembershipLab:
     trainers:
         ``fit(train, index) -> model`` by algorithm, used instead of ``make_model`` to train the
         calibrated attacks' reference recommenders (the audit's training function).
+    factories:
+        ``fit(train, seed) -> model`` by algorithm name, used instead of ``make_model`` to train
+        the shadow and target recommenders: an algorithm trained under a defence (a DPMF, a
+        model retrained on a synthetic release of its data), so that the adversary's shadow is
+        defended as the target is (the adaptive adversary).
     """
 
     def __init__(
@@ -187,6 +192,7 @@ class MembershipLab:
         partitions: Mapping[str, Partition] | None = None,
         models: Mapping[tuple[str, str, str], Recommender] | None = None,
         trainers: Mapping[str, FitFn] | None = None,
+        factories: Mapping[str, Callable[[Interactions, int], Recommender]] | None = None,
     ) -> None:
         self.datasets = dict(datasets)
         self.options = options or LabOptions()
@@ -196,6 +202,7 @@ class MembershipLab:
         self._cache: dict[tuple, Any] = {("partition", name): p for name, p in (partitions or {}).items()}
         self._cache.update({("model", *key, 1.0): model for key, model in (models or {}).items()})
         self.trainers = dict(trainers or {})
+        self.factories = dict(factories or {})
         self.k_max = 0
 
     # ------------------------------------------------------------------ plumbing
@@ -251,12 +258,17 @@ class MembershipLab:
                             lambda: base.subsample(fraction, self._sub_seed("subsample", dataset, role, fraction)))  # fmt: skip
 
     def recommender(self, dataset: str, role: str, algorithm: str, fraction: float = 1.0) -> Recommender:
-        """The recommender of ``role`` trained on its members' training interactions."""
+        """The recommender of ``role`` trained on its members' training interactions (by the
+        algorithm's factory when it has one)."""
         group = self.group(dataset, role, fraction)
-        params = {"seed": self._sub_seed("model", dataset, role, algorithm, fraction),
-                  **self.options.model_params.get(algorithm, {})}  # fmt: skip
-        return self._cached(("model", dataset, role, algorithm, fraction), f"fit:{algorithm}",
-                            lambda: make_model(algorithm, **params).fit(group.train))  # fmt: skip
+        seed = self._sub_seed("model", dataset, role, algorithm, fraction)
+
+        def fit() -> Recommender:
+            if algorithm in self.factories:
+                return self.factories[algorithm](group.train, seed)
+            return make_model(algorithm, **{"seed": seed, **self.options.model_params.get(algorithm, {})}).fit(group.train)
+
+        return self._cached(("model", dataset, role, algorithm, fraction), f"fit:{algorithm}", fit)
 
     def member_lists(self, dataset: str, role: str, algorithm: str, k: int, fraction: float = 1.0) -> np.ndarray:
         """``[n_members, k]`` personalised lists (computed once at the longest k, then sliced)."""

@@ -7,8 +7,9 @@
   list it serves them, by the membership lab of ``experiments.membership`` (its shadow of the
   target's algorithm, its item vectors and MLP attack, its partition of held-out users), under
   the ``served`` protocol (non-members get the target's own lists). A defence that retrains
-  the target is attacked by a frozen shadow of the undefended algorithm; Popularity
-  Randomization has nothing to replace under ``served`` and its cell says so. The ROC AUC of
+  the target is attacked by a frozen shadow of the undefended algorithm and by an adaptive
+  shadow trained under the defence (``matrix.membership``); Popularity Randomization has nothing
+  to replace under ``served`` and its cell says so. The ROC AUC of
   the lab's scores gets a bootstrap interval here and is judged against 0.5.
 * ``attribute``: the attribute of users who did not disclose it, from the top-k lists they
   are served (multi-hot), by the better of the configured attackers trained on the users who
@@ -22,6 +23,8 @@
   within the scope of an item-factor claim such as DPMF's. It has no trained part, so the
   frozen and adaptive attackers coincide. Reported: ROC AUC against 0.5, the ROC epsilon lower
   bound and the one-run bound (``metrics.epsilon``).
+* ``recovery``: a synthetic release's replaced items, Recall@K against the popularity guess of
+  the release (``matrix.release``).
 """
 
 from __future__ import annotations

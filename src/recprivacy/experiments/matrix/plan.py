@@ -3,9 +3,11 @@ which defence applies to which attack.
 
 A defence applies to an attack when it changes what that attack observes. Every attack
 observes one channel (``lists`` served to users, ``exposures`` logged as slates, ``model
-training``); a defence protects one channel. A defence that protects model training changes
-the model, and so every list and exposure it produces: it applies to every attack. Any other
-defence applies only to attacks on its own channel; the cell says why not otherwise.
+training``, ``released data``); a defence protects one channel. A defence that protects model
+training changes the model, and so every list and exposure it produces: it applies to every
+attack on those. A defence that protects released data changes what is released and so the model
+trained on it too: it applies to every attack. Any other defence applies only to attacks on its
+own channel; the cell says why not otherwise.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 #: a defence on this channel changes every channel downstream of it
-DOWNSTREAM = {"model training": ("model training", "lists", "exposures"), "lists": ("lists",), "exposures": ("exposures",)}
+DOWNSTREAM = {"model training": ("model training", "lists", "exposures"), "lists": ("lists",), "exposures": ("exposures",),
+              "released data": ("released data", "model training", "lists", "exposures")}
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ ATTACKS = (
     AttackSpec("attribute", "attribute inference from top-k lists", "lists", "accuracy"),
     AttackSpec("exposure", "exposure leakage (recent clicks from a slate)", "exposures", "Recall@10"),
     AttackSpec("canaries", "canary membership (model training)", "model training", "ROC AUC"),
+    AttackSpec("recovery", "recovery of a synthetic release (replaced items)", "released data", "Recall@K"),
 )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from recprivacy.experiments.matrix.cells import Canaries, Cell, Judged
 from recprivacy.experiments.matrix.mechanisms import mechanism_rows
 from recprivacy.experiments.matrix.plan import ATTACKS
+from recprivacy.experiments.matrix.release import release_text
 from recprivacy.experiments.results import Results
 from recprivacy.metrics.epsilon import judge_claim
 from recprivacy.metrics.intervals import unpaired_difference
@@ -60,7 +61,7 @@ def render(results: Results, worlds: list[Any], options: Any, canaries: Canaries
     figures = [_figure(results, worlds)] + [_scatter(results, worlds, a) for a in ATTACKS]
     backfires = [f"{w.spec.title} against {a.title}" for w in worlds for a in ATTACKS
                  if (v := changes[w.spec.key, a.key]) is not None and v.label == "backfires"]  # fmt: skip
-    text = [_intro(options, canaries)]
+    text = [_intro(options, canaries), release_text(options.release, worlds[0].model.__class__.__name__)]
     if backfires:
         text.append("**Defences that backfire** (the attack gains, interval of the change above zero): "
                     + "; ".join(backfires) + ".")  # fmt: skip
@@ -126,10 +127,9 @@ def _scatter(results: Results, worlds: list[Any], attack: Any) -> str:
 def _epsilon_table(results: Results, worlds: list[Any], sequential: list[list]) -> str:
     rows = []
     for w in worlds:
-        eps = w.cells["canaries"].epsilon
-        if not eps:
+        eps, s = w.cells["canaries"].epsilon, w.statement
+        if not eps or not (s.formal or w is worlds[0]):  # a row without a claim: its canary cell measures it
             continue
-        s = w.statement
         measured = max(eps["roc_lower"], eps["one_run"])
         check = judge_claim(s.epsilon, measured, "the larger of the two bounds")
         rows.append([w.spec.title, s.epsilon if s.formal else None, s.delta, s.accountant, s.unit, s.scope, eps["roc_lower"],

@@ -10,11 +10,13 @@ Steps (``MatrixOptions``):
    non-members get random popular lists); exposure perturbation (paper 000: random positions
    of every logged slate replaced by uniform items, ratio ``perturbation_ratio``); DPMF (an
    item-factor objective-perturbation model in place of the target, at each of
-   ``dpmf_epsilons``). Each world has its privacy statement and its utility cost: Recall@10 on
-   the members' test split against the undefended target for a replaced model; the slates'
-   next-item recall for exposure perturbation; none for members under popularity
-   randomization (their lists are unchanged).
-3. Run every applicable cell (``plan.not_applicable``), frozen and adaptive (``cells``); judge
+   ``dpmf_epsilons``); UPC-SDG (paper 003: the target retrained on a synthetic release of the
+   training data, one row per γ, ``release``). Each world has its privacy statement and its
+   utility cost: Recall@10 on the members' test split against the undefended target for a
+   replaced model; the slates' next-item recall for exposure perturbation; none for members
+   under popularity randomization (their lists are unchanged).
+3. Run every applicable cell (``plan.not_applicable``), frozen and adaptive (``cells``;
+   membership in ``membership``, recovery of the release in ``release``); judge
    each attacker against its blind guess and each defence by the change it causes in the
    stronger attacker's success (``metrics.verdict.judge_defence``: *backfires* when the attack
    gains). The change is an unpaired difference (``intervals.unpaired_difference``).
@@ -28,7 +30,8 @@ Steps (``MatrixOptions``):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -36,8 +39,6 @@ from pydantic import Field, PositiveInt
 
 from recprivacy.attacks.attribute import recommendation_matrix
 from recprivacy.attacks.exposure import ExposureAttack
-from recprivacy.attacks.membership import AttackSpec as LabSpec
-from recprivacy.attacks.membership import LabOptions, MembershipLab
 from recprivacy.config import Config, StudyOptions
 from recprivacy.data.exposure_pairs import (
     ExposurePairs,
@@ -45,6 +46,7 @@ from recprivacy.data.exposure_pairs import (
     split_pairs,
     user_groups,
 )
+from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.dpmf import DPMF
 from recprivacy.defenses.exposure_perturbation import (
     ExposurePerturbation,
@@ -59,13 +61,13 @@ from recprivacy.experiments.matrix.cells import (
     attribute_judged,
     canary_judged,
     exposure_judged,
-    membership_judged,
 )
+from recprivacy.experiments.matrix.membership import MembershipCellOptions, membership_column
 from recprivacy.experiments.matrix.plan import ATTACKS, DefenceSpec, not_applicable
+from recprivacy.experiments.matrix.release import ReleaseOptions, recovery_column, upcsdg_worlds
 from recprivacy.experiments.matrix.render import render
 from recprivacy.experiments.matrix.sequential import SequentialAuditOptions, sequential_rows
-from recprivacy.experiments.membership.audit import audit_partition
-from recprivacy.experiments.membership.collect import randomizer
+from recprivacy.experiments.matrix.world import World
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.experiments.target import Target
@@ -85,10 +87,6 @@ from recprivacy.models.base import Recommender
 from recprivacy.privacy.accounting import PrivacyStatement
 
 ATTACK = {a.key: a for a in ATTACKS}
-#: the membership column runs the ``served`` protocol, where this defence has nothing to replace
-POPULARITY_UNDER_SERVED = ("does not apply: Popularity Randomization replaces the popular list that paper 001 gives "
-                           "non-members; under the served protocol non-members get the target's own lists, so there is "
-                           "nothing to replace (the membership audit section measures it under the paper protocol)")
 
 
 class ExposureCellOptions(StudyOptions):
@@ -101,14 +99,6 @@ class ExposureCellOptions(StudyOptions):
     dim: PositiveInt = 32
     n_epochs: PositiveInt = 5
     patience: PositiveInt = 2
-
-
-class MembershipCellOptions(StudyOptions):
-    """The membership column: the audit section's list length, item-vector size and minimum history."""
-
-    k: PositiveInt = 100
-    n_factors: PositiveInt = 100
-    min_interactions: PositiveInt = 20
 
 
 class MatrixOptions(StudyOptions):
@@ -130,18 +120,7 @@ class MatrixOptions(StudyOptions):
     canary_guesses: PositiveInt = 100
     mechanism_samples: PositiveInt = 20000
     sequential: SequentialAuditOptions = Field(default_factory=SequentialAuditOptions)
-
-
-@dataclass
-class World:
-    """One defence row: the model serving the lists, what the defence changes, its claim and
-    its utility cost, and the row's cells by attack key."""
-
-    spec: DefenceSpec
-    model: Recommender
-    statement: PrivacyStatement
-    utility: tuple[str, Estimate, Estimate] | None = None
-    cells: dict[str, Cell] = field(default_factory=dict)
+    release: ReleaseOptions = Field(default_factory=ReleaseOptions)
 
 
 def run_matrix(config: Config, options: MatrixOptions) -> Results:
@@ -166,6 +145,8 @@ def run_matrix(config: Config, options: MatrixOptions) -> Results:
             judged, eps = canary_judged(canaries, world.model.item_factors_.numpy(), data.train, options.canary_guesses,
                                         world.statement.delta)  # fmt: skip
             world.cells["canaries"] = Cell(judged, judged, "no trained part: frozen and adaptive coincide", eps)
+    with results.timed("matrix:recovery"):
+        recovery_column(options.release, worlds)
     with results.timed("matrix:sequential defences' canaries"):
         sequential = sequential_rows(data, member_users(data), options.sequential, config.seed, config.noise)
     with results.timed("matrix:render and upload audits"):
@@ -191,7 +172,8 @@ def build_worlds(config: Config, options: MatrixOptions, data: PreparedData, tar
         with results.timed(f"matrix:fit DPMF eps={eps:g}"):
             model = DPMF(**params).fit(data.train, data.valid)
         worlds.append(World(DefenceSpec(f"dpmf_eps{eps:g}", f"DPMF (ε = {eps:g})", "model training"), model,
-                            model.privacy_statement()))  # fmt: skip
+                            model.privacy_statement(), refit=partial(_dpmf, params)))  # fmt: skip
+    worlds += upcsdg_worlds(config, options.release, data, target, results)
     for world in worlds:
         if world.model is not target:
             value, _, change = utility_change(world.model, target, data, 10)
@@ -203,46 +185,9 @@ def build_worlds(config: Config, options: MatrixOptions, data: PreparedData, tar
     return worlds
 
 
-# ---------------------------------------------------------------------------- membership column
-
-
-def membership_column(config: Config, options: MatrixOptions, data: PreparedData, worlds: list[World]) -> None:
-    """Membership inference through the membership lab, as the audit's membership section
-    builds it (its partition of held-out users, its randomizer): frozen (the target alone
-    defended) and adaptive (the shadow defended too) for popularity randomization; a DPMF
-    world's model is the lab's target, attacked by the undefended target's shadow (frozen
-    only: the lab builds shadows with ``models.make_model``, which has no DPMF)."""
-    o = options.membership
-    ctx = AuditContext(config, data, Target.from_recommender(worlds[0].model), None)
-    partition = audit_partition(ctx, o.min_interactions, config.seed)
-    name, algorithm = data.full.name, config.model.name
-    lab_options = LabOptions(min_interactions=o.min_interactions, item_coverage="init", holdout="none",
-                             model_params={algorithm: dict(config.model.params)})  # fmt: skip
-
-    def lab(target: Recommender) -> MembershipLab:
-        return MembershipLab({name: data.full}, lab_options, seed=config.seed, partitions={name: partition},
-                             randomize=randomizer(options.popularity_alpha, config.noise),
-                             models={(name, "target", algorithm): target})  # fmt: skip
-
-    spec = LabSpec((name, algorithm), (name, algorithm), k=min(o.k, data.full.n_items - int(data.full.user_counts().max())),
-                   n_factors=o.n_factors)  # fmt: skip
-    undefended = lab(worlds[0].model)
-    for world in worlds:
-        if (why := not_applicable(ATTACK["membership"], world.spec)) is not None:
-            world.cells["membership"] = Cell(reason=why)
-        elif partition is None:
-            world.cells["membership"] = Cell(reason=f"not measured: fewer than 6 held-out users have {o.min_interactions} interactions")
-        elif world.spec.key == "none":
-            plain = membership_judged(undefended.run(spec))
-            world.cells["membership"] = Cell(plain, plain)
-        elif world.spec.key == "popularity_randomization":
-            world.cells["membership"] = Cell(reason=POPULARITY_UNDER_SERVED)
-        elif not world.model.serves_new_users:
-            world.cells["membership"] = Cell(reason=f"not measured: {type(world.model).__name__} cannot serve users it was "
-                                                    "not trained on, which the served protocol needs for non-members")
-        else:
-            frozen = membership_judged(lab(world.model).run(spec))
-            world.cells["membership"] = Cell(frozen, None, "adaptive not run: the lab cannot build a DPMF shadow")
+def _dpmf(params: dict[str, Any], train: Interactions, seed: int) -> DPMF:
+    """``World.refit`` of a DPMF row: the row's DPMF, reseeded, fitted on ``train``."""
+    return DPMF(**{**params, "seed": seed}).fit(train)
 
 
 # ---------------------------------------------------------------------------- attribute column

@@ -1,0 +1,89 @@
+"""The membership column of the matrix: user-level membership inference (paper 001) through
+the membership lab, as the audit's membership section builds it (its partition of held-out
+users, its randomizer), under the ``served`` protocol.
+
+One lab holds every world's model as a target, so the item vectors, the undefended shadow
+and its attack model are built once. Per world:
+
+* *frozen*: the shadow of the undefended algorithm (``config.model``) attacks the world's model;
+* *adaptive*: the shadow is trained the way the world's model was, defence included
+  (``World.refit``, given to the lab as the factory of the world's algorithm name: a DPMF at the
+  same epsilon, or the target algorithm retrained on a UPC-SDG release of the shadow's data),
+  and its attack model attacks the world's model.
+
+Popularity Randomization replaces the popular list paper 001 gives non-members; under
+``served`` there is nothing to replace and its cell says so.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import PositiveInt
+
+from recprivacy.attacks.membership import AttackSpec as LabSpec
+from recprivacy.attacks.membership import LabOptions, MembershipLab
+from recprivacy.config import Config, StudyOptions
+from recprivacy.experiments.audit import AuditContext
+from recprivacy.experiments.matrix.cells import Cell, Judged, membership_judged
+from recprivacy.experiments.matrix.plan import ATTACKS, not_applicable
+from recprivacy.experiments.matrix.world import World
+from recprivacy.experiments.membership.audit import audit_partition
+from recprivacy.experiments.membership.collect import randomizer
+from recprivacy.experiments.target import Target
+from recprivacy.experiments.train import PreparedData
+
+if TYPE_CHECKING:
+    from recprivacy.experiments.matrix.study import MatrixOptions
+
+ATTACK = next(a for a in ATTACKS if a.key == "membership")
+#: the membership column runs the ``served`` protocol, where this defence has nothing to replace
+POPULARITY_UNDER_SERVED = ("does not apply: Popularity Randomization replaces the popular list that paper 001 gives "
+                           "non-members; under the served protocol non-members get the target's own lists, so there is "
+                           "nothing to replace (the membership audit section measures it under the paper protocol)")
+
+
+class MembershipCellOptions(StudyOptions):
+    """The membership column: the audit section's list length, item-vector size and minimum history."""
+
+    k: PositiveInt = 100
+    n_factors: PositiveInt = 100
+    min_interactions: PositiveInt = 20
+
+
+def membership_column(config: Config, options: MatrixOptions, data: PreparedData, worlds: list[World]) -> None:
+    """Fill every world's membership cell (module docstring); ``worlds[0]`` is undefended."""
+    o = options.membership
+    ctx = AuditContext(config, data, Target.from_recommender(worlds[0].model), None)
+    partition = audit_partition(ctx, o.min_interactions, config.seed)
+    name, algorithm = data.full.name, config.model.name
+    lab_options = LabOptions(min_interactions=o.min_interactions, item_coverage="init", holdout="none",
+                             model_params={algorithm: dict(config.model.params)})  # fmt: skip
+    targets = {(name, "target", algorithm if w is worlds[0] else w.spec.key): w.model for w in worlds}
+    lab = MembershipLab({name: data.full}, lab_options, seed=config.seed, partitions={name: partition},
+                        randomize=randomizer(options.popularity_alpha, config.noise), models=targets,
+                        factories={w.spec.key: w.refit for w in worlds if w.refit is not None})  # fmt: skip
+    k = min(o.k, data.full.n_items - int(data.full.user_counts().max()))
+
+    def judged_run(shadow: str, target: str) -> Judged:
+        return membership_judged(lab.run(LabSpec((name, shadow), (name, target), k=k, n_factors=o.n_factors)))
+
+    for world in worlds:
+        if (why := not_applicable(ATTACK, world.spec)) is not None:
+            world.cells["membership"] = Cell(reason=why)
+        elif partition is None:
+            world.cells["membership"] = Cell(reason=f"not measured: fewer than 6 held-out users have {o.min_interactions} interactions")
+        elif world is worlds[0]:
+            plain = judged_run(algorithm, algorithm)
+            world.cells["membership"] = Cell(plain, plain)
+        elif world.spec.key == "popularity_randomization":
+            world.cells["membership"] = Cell(reason=POPULARITY_UNDER_SERVED)
+        elif not world.model.serves_new_users:
+            world.cells["membership"] = Cell(reason=f"not measured: {type(world.model).__name__} cannot serve users it was "
+                                                    "not trained on, which the served protocol needs for non-members")
+        else:
+            frozen = judged_run(algorithm, world.spec.key)
+            if world.refit is None:
+                world.cells["membership"] = Cell(frozen, None, "adaptive not run: the row gives no way to train a shadow under its defence")
+            else:
+                world.cells["membership"] = Cell(frozen, judged_run(world.spec.key, world.spec.key))
