@@ -3,7 +3,6 @@ byte, and a headline row carries our value, its interval, the paper's number and
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -16,11 +15,8 @@ SCRIPT = ROOT / "benchmarks" / "results.py"
 
 
 @pytest.fixture(scope="module")
-def results():
-    spec = importlib.util.spec_from_file_location("results_md", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def results(benchmark_script):
+    return benchmark_script("results")
 
 
 def test_committed_results_md_is_what_the_records_give(tmp_path):
