@@ -390,7 +390,7 @@ papers' numbers in `src/recprivacy/papers/<id>/reference.yaml`; do not edit by h
 a headline table: our number, its spread (a 95% t interval over seeds where the record has one, otherwise
 ± the sample sd over seeds), the paper's number where it reports one on a comparable cell, the reading
 against the strongest blind or trivial baseline, and the record it comes from. Speed and memory are in
-`BENCHMARKS.md`; the prose behind each number (protocols, why we differ) is in `BENCHMARKS.md` too."""
+`BENCHMARKS.md`; the prose behind each number (protocols, why we differ) is in `docs/reproduction-notes.md`."""
 
 
 def render(records: Path = RECORDS) -> str:
