@@ -1,10 +1,11 @@
-# recprivacy: `make demo` runs the audit on the built-in synthetic dataset; `make test` runs the suite.
+# recprivacy: `make demo` runs the audit on the built-in synthetic dataset; `make test` runs the suite;
+# `make results` regenerates RESULTS.md from the committed records in benchmarks/results/.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test install clean bench
+.PHONY: demo test install clean bench results
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +27,9 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/recommenders.py
+
+results: $(STAMP)
+	$(BIN)/python benchmarks/results.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

@@ -3,6 +3,7 @@ RECPRIVACY_REQUIRE_DATA=1 (as in CI) a missing dataset fails the test instead of
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -50,3 +51,17 @@ def _quiet_progress(monkeypatch):
     """No progress lines on stderr in tests (so one-line error checks see one line); a test
     of progress output removes ``RECPRIVACY_QUIET`` itself."""
     monkeypatch.setenv("RECPRIVACY_QUIET", "1")
+
+
+@pytest.fixture(scope="session")
+def benchmark_script():
+    """``benchmark_script("federated_quality")`` -> the module of ``benchmarks/<name>.py`` (the scripts
+    are not a package)."""
+
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load

@@ -3,22 +3,15 @@ comparisons that BENCHMARKS.md quotes, on hand-made run records."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 import pytest
 from scipy import stats
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "federated_quality.py"
-
 
 @pytest.fixture(scope="module")
-def fq():
-    spec = importlib.util.spec_from_file_location("federated_quality", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def fq(benchmark_script):
+    return benchmark_script("federated_quality")
 
 
 def record(method: str, seed: int, gender: float, age: float, hit: float, model: str | None = None, dim: int = 64) -> dict:

@@ -1,0 +1,422 @@
+"""Write ``RESULTS.md`` from the committed records in ``benchmarks/results/`` (``make results``).
+
+For each of the five systems: a headline table (our number with its spread, the paper's number,
+the reading, a link to the record), then the reproduction tables, all computed from the records
+and the papers' numbers in ``src/recprivacy/papers/<id>/reference.yaml``. Nothing is typed in
+here: the systems whose run files were lost (DIPSGNN, UPC-SDG) have records transcribed from
+``BENCHMARKS.md`` with the date, command, machine and commit of the measurement.
+
+Decision: the spread says what the record allows. A 95% t interval over seeds where the record
+holds one (membership), otherwise mean ± sample sd over the seeds (exposure, DIPSGNN, federated),
+or the range over a grid's cells (UPC-SDG privacy). The output has no generation date, so the
+file changes only when a record or the code changes; ``tests/unit/test_results_md.py`` regenerates
+it and compares byte for byte.
+
+    python benchmarks/results.py [--records benchmarks/results] [--out RESULTS.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from recprivacy.experiments.reference import reference
+from recprivacy.io import write_text_atomic
+from recprivacy.report.tables import markdown_table
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))  # the study scripts whose summaries are reused below
+RECORDS = ROOT / "benchmarks" / "results"
+LINK_BASE = "benchmarks/results"  # records as seen from RESULTS.md at the repository root
+HEADLINE = ["measure", "ours", "spread", "paper", "reading", "record"]
+
+
+def link(name: str) -> str:
+    """Relative Markdown link from RESULTS.md to a record file."""
+    return f"[{name}]({LINK_BASE}/{name})"
+
+
+def t_interval(low: float, high: float, n: int) -> str:
+    return f"95% t over {n} seeds [{low:.3f}, {high:.3f}]"
+
+
+def sd_over(sd: float, n: int, digits: int = 3) -> str:
+    return f"± {sd:.{digits}f} sd over {n} seeds"
+
+
+def paper_text(value: float | None, note: str = "", digits: int = 3, unit: str = "") -> str:
+    """The paper's number (and what differs about it), or a dash when it has none."""
+    return "—" if value is None else f"{value:.{digits}f}{unit}" + (f" ({note})" if note else "")
+
+
+def headline(rows: list[list[str]]) -> str:
+    return markdown_table({"columns": HEADLINE, "rows": rows})
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """The records of a JSON-lines file; a missing file is a one-line error naming it."""
+    if not path.is_file():
+        raise SystemExit(f"error: {path}: record file not found")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def provenance(records: list[dict], name: str) -> str:
+    """Where transcribed records came from: source, date, machine and commit of the first record."""
+    r = records[0]
+    return f"Record {link(name)}: {r['source']}; measured {r['date']} on {r['machine']}, commit {r['commit']}."
+
+
+# ---------------------------------------------------------------------------- paper 001
+
+
+MEMBERSHIP_FILES = ("membership_paper_main.jsonl", "membership_protocols.json")
+#: the paper's Assumption I table for each dataset (Beauty and LastFM stand in for its ADM and lf-2k)
+MEMBERSHIP_PAPER = {"ml-1m": ("Table 5", "ml-1m"), "s3rec-beauty": ("Table 3", "ADM"), "s3rec-lastfm": ("Table 4", "lf-2k")}
+LETTER = {"itemcf": "I", "lfm": "L", "ncf": "N"}  # the paper's names of the targets
+
+
+def membership(records: Path) -> str:
+    """Headline: Assumption I on ml-1m against the paper, then each target's best attack and best
+    trivial statistic under the served and the paper protocol (ml-100k)."""
+    main = read_jsonl(records / MEMBERSHIP_FILES[0])
+    data = json.loads((records / MEMBERSHIP_FILES[1]).read_text(encoding="utf-8"))
+    rows = [membership_main_row(r) for r in main if r["dataset"] == "ml-1m"] + membership_protocol_rows(data["summary"])
+    meta = data["meta"]
+    return "\n\n".join([
+        "## Membership inference + popularity randomization (paper 001)", headline(rows),
+        "The paper's \"AUC\" is a balanced accuracy at the 0.5 threshold, so it sits beside our balanced accuracy; "
+        "ROC AUC is ours. " + provenance(main, MEMBERSHIP_FILES[0]),
+        "### Assumption I (shadow and target of the same algorithm), 5 seeds", membership_main_table(main),
+        f"### Served vs paper protocol on ml-100k ({link(MEMBERSHIP_FILES[1])})",
+        f"{meta['seeds']} seeds, {meta['references']} reference models, measured {meta['date']} on {meta['machine']}; "
+        "`served`: non-members get the model's own lists, `paper`: the popular list.",
+        markdown_table({"columns": ["target", "protocol", "attack / baseline", "ROC AUC", "95% t interval", "TPR@1%FPR"],
+                        "rows": [[s["algorithm"], s["protocol"], f"{s['kind']}: {s['name']}", f"{s['auc']['value']:.3f}",
+                                  f"[{s['auc']['low']:.3f}, {s['auc']['high']:.3f}]", f"{s['tpr@1%fpr']['value']:.3f}"]
+                                 for s in data["summary"]]})])  # fmt: skip
+
+
+def membership_paper(record: dict) -> str:
+    """The paper's Assumption I number for the record's dataset and target, named by its dataset."""
+    table, name = MEMBERSHIP_PAPER.get(record["dataset"], (None, None))
+    letter = LETTER[record["target"]]
+    value = reference("001").value(table, letter, letter) if table else None
+    return paper_text(value, f"{table}, {name}, balanced accuracy" if table else "")
+
+
+def membership_main_row(record: dict) -> list[str]:
+    return [f"{record['dataset']}, Assumption I, {record['target']} target: ROC AUC of the paper's MLP attack",
+            f"{record['roc_auc']['mean']:.3f}", sd_over(record["roc_auc"]["sd"], record["seeds"]), membership_paper(record),
+            f"balanced accuracy {record['balanced_accuracy']:.3f}; paper protocol, where a popularity statistic "
+            "without training matches the attack (ml-100k rows)", link(MEMBERSHIP_FILES[0])]  # fmt: skip
+
+
+def membership_main_table(records: list[dict]) -> str:
+    rows = [[r["dataset"], r["target"], f"{r['roc_auc']['mean']:.3f} ± {r['roc_auc']['sd']:.3f}", f"{r['balanced_accuracy']:.3f}",
+             membership_paper(r)] for r in records]  # fmt: skip
+    return markdown_table({"columns": ["dataset", "target", "ROC AUC (± sd)", "balanced accuracy", "paper"], "rows": rows})
+
+
+def membership_protocol_rows(summary: list[dict]) -> list[list[str]]:
+    """Per target and protocol, the best attack by ROC AUC (with its t interval) and the reading
+    against the best trivial statistic of the same cell."""
+    rows = []
+    for algorithm in dict.fromkeys(s["algorithm"] for s in summary):
+        for protocol in ("served", "paper"):
+            mine = [s for s in summary if (s["algorithm"], s["protocol"]) == (algorithm, protocol)]
+            attack = max((s for s in mine if s["kind"] == "attack"), key=lambda s: s["auc"]["value"])
+            trivial = max((s for s in mine if s["kind"] == "trivial"), key=lambda s: s["auc"]["value"])
+            rows.append([f"ml-100k, {algorithm}, {protocol} protocol: ROC AUC of the best attack ({attack['name']})",
+                         f"{attack['auc']['value']:.3f}", t_interval(attack["auc"]["low"], attack["auc"]["high"], attack["seeds"]),
+                         "—", membership_reading(attack, trivial), link(MEMBERSHIP_FILES[1])])  # fmt: skip
+    return rows
+
+
+def membership_reading(attack: dict, trivial: dict) -> str:
+    """Attack vs the strongest training-free statistic on the same metric: do the intervals separate?"""
+    if attack["auc"]["low"] > trivial["auc"]["high"]:
+        return f"beats the best trivial statistic ({trivial['name']}, {trivial['auc']['value']:.3f})"
+    if attack["auc"]["low"] <= 0.5:
+        return f"not above a blind guess (0.5); best trivial {trivial['auc']['value']:.3f}"
+    return f"no better than the trivial {trivial['name']} ({trivial['auc']['value']:.3f})"
+
+
+# ---------------------------------------------------------------------------- paper 000
+
+
+EXPOSURE_FILES = ("exposure_ml1m_tables.jsonl", "exposure_ml1m_sweep.jsonl", "exposure_ml1m_protection.jsonl",
+                  "exposure_beauty_tables.jsonl")  # fmt: skip
+
+
+def exposure(records: Path) -> str:
+    """Headline: the best attacker's Recall@10 vs the popularity guesses, and the perturbation's effect."""
+    import exposure as study  # benchmarks/exposure.py: its summary renders Tables 3-6, the sweep and Figs. 8-13
+
+    tables = read_jsonl(records / EXPOSURE_FILES[0])
+    rows = exposure_attack_rows(tables) + exposure_defence_rows(read_jsonl(records / EXPOSURE_FILES[2]))
+    attack = [r for name in EXPOSURE_FILES if "protection" not in name for r in read_jsonl(records / name)]
+    return "\n\n".join([
+        "## Exposure leakage + exposure perturbation (paper 000)", headline(rows),
+        "Simulated exposure on ml-1m (slates of N = 10, M = 5 clicks); the attacker ranks either the whole catalogue or "
+        "the user's logged items (the paper's candidate set). The paper's numbers are on MIND, so they are context, not a target.",
+        "### Reproduction tables (Tables 3-6, slate sweep)", *(s.strip().replace("## ", "#### ", 1) for s in study.summary(attack)),
+        "### Protection on ml-1m (Figs. 8-13, seed 0)", exposure_protection(read_jsonl(records / EXPOSURE_FILES[2]))])
+
+
+def exposure_protection(records: list[dict]) -> str:
+    """Every protection cell (these records predate the per-pair recalls the study's own table needs)."""
+    columns = ["selection", "replacement", "L", "attacker", "recall@10", "next-item recall@N", "acc*"]
+    rows = [[str(r["result"]["row"][c]) if isinstance(r["result"]["row"][c], str) else f"{r['result']['row'][c]:.4f}"
+             for c in columns] for r in records]  # fmt: skip
+    return markdown_table({"columns": columns, "rows": rows})
+
+
+def exposure_attack_rows(records: list[dict]) -> list[list[str]]:
+    """The best encoder+decoder by mean Recall@10 over the whole catalogue, under both candidate
+    sets, each beside the better popularity guess on the same candidates and k; the paper's number
+    sits beside the logged-items row, its own candidate set."""
+    whole = exposure_recalls(records, "all")
+    best = max(whole, key=lambda m: statistics.mean(whole[m]))
+    encoder, decoder = best.split("+")
+    table = {"point": "Table 3", "lstm": "Table 4", "gru": "Table 5", "transformer": "Table 6"}[decoder]
+    paper = {"all": None, "user_log": reference("000").value(table, f"mind/{encoder}", "recall@10")}
+    label = {"all": "whole catalogue", "user_log": "the user's logged items"}
+    rows = []
+    for candidates in ("all", "user_log"):
+        values = exposure_recalls(records, candidates)[best]
+        baselines = next(r["result"][candidates] for r in records if r["model"] == "baselines")
+        guess = max(baselines["popularity"]["recall@10"], baselines["popularity@kM"]["recall@10"])
+        rows.append([f"Recall@10 of the best attacker ({best}), past clicks from one slate, candidates: {label[candidates]}",
+                     f"{statistics.mean(values):.3f}", sd_over(statistics.stdev(values), len(values)),
+                     paper_text(paper[candidates], f"{table}, MIND"),
+                     f"{statistics.mean(values) / guess:.1f}x the better popularity guess ({guess:.3f}, up to k·M items)",
+                     link(EXPOSURE_FILES[0])])  # fmt: skip
+    return rows
+
+
+def exposure_recalls(records: list[dict], candidates: str) -> dict[str, list[float]]:
+    """Recall@10 per seed of every encoder+decoder under one candidate set."""
+    out: dict[str, list[float]] = {}
+    for r in records:
+        if r["model"] != "baselines":
+            out.setdefault(r["model"], []).append(r["result"][candidates]["recall@10"])
+    return out
+
+
+def exposure_defence_rows(records: list[dict]) -> list[list[str]]:
+    """Recall@10 of the frozen and the retrained attacker at perturbation level L = 0.4 (random
+    selection, uniform replacement) against L = 0, and the no-information floor."""
+    rows = {(r["attacker"], r.get("selection"), r.get("replacement"), r.get("L")): r["result"]["row"] for r in records}
+    clean = rows[("frozen", "random", "uniform", 0.0)]["recall@10"]
+    floor = next(v for (a, *_), v in rows.items() if a == "no-information floor")["recall@10"]
+    name = EXPOSURE_FILES[2]
+    out = []
+    for attacker in ("frozen", "adaptive"):
+        value = rows[(attacker, "random", "uniform", 0.4)]["recall@10"]
+        reading = f"{value / clean:.0%} of the unperturbed {clean:.3f}; floor {floor:.3f}"
+        out.append([f"perturbation L = 0.4 (random, uniform): Recall@10 of the {attacker} attacker", f"{value:.3f}",
+                    "one seed", "—", reading, link(name)])
+    return out
+
+
+# ---------------------------------------------------------------------------- paper 002
+
+
+DIPSGNN_PAPER_COLUMN = {"ml-1m": "ML-1M", "yelp": "Yelp"}
+
+
+def dipsgnn(records: Path) -> str:
+    """Headline: DIPSGNN's Recall@20 against SR-GNN and the private baselines on ml-1m, with ε."""
+    name = "dipsgnn_table2.jsonl"
+    rs = read_jsonl(records / name)
+    ml1m = {r["method"]: r for r in rs if r["dataset"] == "ml-1m"}
+    rows = [dipsgnn_row(ml1m[m], ml1m["SRGNN"], name) for m in ("DIPSGNN", "SRGNN", "EdgeRand", "DPMF_imp", "DPSGD", "DIPSGNN_legacy")]
+    parts = ["## DIPSGNN: differentially private sequential recommendation (paper 002)", headline(rows),
+             "Recall@20 x100 over all items, history not masked; the composed ε is the whole run's, from the paper's "
+             "per-forward-pass ε2 = 5. " + provenance(rs, name)]
+    for dataset in dict.fromkeys(r["dataset"] for r in rs):
+        parts += [f"### Table 2 on {dataset}", dipsgnn_table([r for r in rs if r["dataset"] == dataset])]
+    return "\n\n".join(parts)
+
+
+def dipsgnn_paper(record: dict, metric: str = "recall@20") -> float | None:
+    column = DIPSGNN_PAPER_COLUMN.get(record["dataset"])
+    method = "DIPSGNN" if record["method"] == "DIPSGNN_legacy" else record["method"]
+    return reference("002").value("Table 2", method, f"{column}/{metric}") if column else None
+
+
+def dipsgnn_row(record: dict, srgnn: dict, name: str) -> list[str]:
+    """One method's Recall@20 beside the paper's, relative to the non-private SR-GNN, with its composed ε."""
+    cell = record["metrics"]["recall@20"]
+    gap = cell["mean"] / srgnn["metrics"]["recall@20"]["mean"] - 1
+    return [f"ml-1m Recall@20 x100: {record['label']}", f"{cell['mean']:.2f}", sd_over(cell["sd"], record["seeds"], 2),
+            paper_text(dipsgnn_paper(record), digits=2), f"{gap:+.1%} vs SR-GNN; composed ε: {record['composed_epsilon']}",
+            link(name)]
+
+
+def dipsgnn_table(records: list[dict]) -> str:
+    metrics = ("recall@10", "recall@20", "mrr@10", "mrr@20")
+
+    def cell(c: dict) -> str:
+        return f"{c['mean']:.2f} ± {c['sd']:.2f}" + ("" if c["masked"] is None else f" ({c['masked']:.2f})")
+
+    return markdown_table({"columns": ["method", "seeds", *metrics, "paper recall@20", "composed ε"],
+                           "rows": [[r["label"], str(r["seeds"]), *(cell(r["metrics"][m]) for m in metrics),
+                                     paper_text(dipsgnn_paper(r), digits=2), r["composed_epsilon"]] for r in records],
+                           "caption": "x100, mean ± sd over seeds, all items ranked (history masked in brackets)"})  # fmt: skip
+
+
+# ---------------------------------------------------------------------------- paper 003
+
+
+def upcsdg(records: Path) -> str:
+    """Headline: BPR-MF Recall@20 kept by the "+" and "−" releases, and the recovery attack against the guess."""
+    name = "upcsdg_quality.jsonl"
+    rs = read_jsonl(records / name)
+    ref = reference("003")
+    paper_kept = {s: ref.value("Table 2", f"office/{s}/bpr", "recall") / ref.value("Table 2", "office/original/bpr", "recall")
+                  for s in ("+", "-")}  # fmt: skip
+    rows = [[f"{r['dataset']}: BPR-MF Recall@20 kept by the \"{s}\" release", f"{r['retained_pct'][s]}%", "mean over 3 seeds",
+             paper_text(100 * paper_kept[s], "Office", 0, "%"), "paper claims ≥ 67% for \"+\"" if s == "+" else "paper: a sharp drop",
+             link(name)] for r in rs if r["table"] == "retained" and r["model"] == "bpr" for s in ("+", "-")]  # fmt: skip
+    rows += [upcsdg_privacy_row(r, name) for r in rs if r["table"] == "privacy grid" and r["k"] in ("0.2", "0.8")]
+    return "\n\n".join([
+        "## UPC-SDG: privacy-controllable synthetic data (paper 003)", headline(rows),
+        "\"+\" is k = 0.2, γ = 0.9; \"−\" is k = 0.8, γ = 0.1. Measured with the soft γ cap (before issue 29). "
+        + provenance(rs, name), "### Recall@20 kept, % of the original (history masked in brackets)", upcsdg_retained(rs),
+        "### Table 3: BPR-MF Recall@20 at γ = 0.9 by k (ours / paper, Office)", upcsdg_table3(rs),
+        "### Privacy grid on Amazon Musical Instruments (BPR-MF)", upcsdg_grid(rs)])  # fmt: skip
+
+
+def upcsdg_privacy_row(record: dict, name: str) -> list[str]:
+    rec, guess = record["recovery_recall@10_by_gamma"], record["popularity_guess_recall@10"]
+    return [f"{record['dataset']}, k = {record['k']}: recovery Recall@10 of replaced items, γ = 0.1 / 0.9",
+            f"{rec['0.1']:.3f} / {rec['0.9']:.3f}", "mean over 3 seeds", "—",
+            f"popularity guess {guess['low']:.2f}-{guess['high']:.2f}; membership AUC {record['membership_auc']['low']:.3f}-"
+            f"{record['membership_auc']['high']:.3f} (original {record['membership_auc_original']:.3f})", link(name)]  # fmt: skip
+
+
+def upcsdg_retained(records: list[dict]) -> str:
+    def pct(value: int | None, masked: int | None) -> str:
+        return f"{value}%" + ("" if masked is None else f" ({masked}%)")
+
+    rows = [[r["dataset"], r["model"], f"{r['original_recall@20']:.4f}", pct(r["retained_pct"]["+"], r["retained_pct"]["+ masked"]),
+             pct(r["retained_pct"]["-"], r["retained_pct"]["- masked"])] for r in records if r["table"] == "retained"]  # fmt: skip
+    return markdown_table({"columns": ["dataset", "model", "original Recall@20", "\"+\" kept", "\"−\" kept"], "rows": rows})
+
+
+def upcsdg_table3(records: list[dict]) -> str:
+    ref = reference("003")
+
+    def cells(record: dict) -> str:
+        return " / ".join(f"k {k}: {v:.4f} / {paper_text(ref.value('Table 3', record['variant'] + '/k=' + k, 'recall'), digits=4)}"
+                          for k, v in record["bpr_recall@20_by_k"].items())
+
+    rows = [[r["dataset"], r["variant"], cells(r)] for r in records if r["table"] == "Table 3"]
+    return markdown_table({"columns": ["dataset", "variant", "Recall@20 by k (ours / paper)"], "rows": rows})
+
+
+def upcsdg_grid(records: list[dict]) -> str:
+    def by_gamma(values: dict[str, float]) -> str:
+        return " / ".join(f"{v:.3f}" for v in values.values())
+
+    rows = [[r["k"], by_gamma(r["mean_f_sim_by_gamma"]), by_gamma(r["recovery_recall@10_by_gamma"]),
+             f"{r['popularity_guess_recall@10']['low']:.2f}-{r['popularity_guess_recall@10']['high']:.2f}",
+             f"{r['membership_auc']['low']:.3f}-{r['membership_auc']['high']:.3f}"] for r in records if r["table"] == "privacy grid"]  # fmt: skip
+    return markdown_table({"columns": ["k", "mean f_sim, γ = 0.1 / 0.3 / 0.5 / 0.7 / 0.9", "recovery Recall@10 by γ",
+                                       "popularity guess", "membership ROC AUC"], "rows": rows})  # fmt: skip
+
+
+# ---------------------------------------------------------------------------- paper 004
+
+
+FEDERATED_FILES = ("federated_ml1m_table2.jsonl", "federated_ml1m_table3.jsonl", "federated_ml100k_table2.jsonl",
+                   "federated_ml100k_tables3-7.jsonl")  # fmt: skip
+F1 = "d=64/{attribute}/zeta=0.1/dnn/all/weighted_f1_mean"
+
+
+def federated(records: Path) -> str:
+    """Headline: the DNN attacker's F1 against APM and Pure FedRec on ml-1m, the blind guess and Hit@20."""
+    import federated_quality as fq  # benchmarks/federated_quality.py: per-config means, sds and paired tests
+
+    summaries = {name: fq.summarise(read_jsonl(records / name)) for name in FEDERATED_FILES}
+    table2 = summaries[FEDERATED_FILES[0]]["ml-1m-table2"]
+    blind = read_jsonl(records / FEDERATED_FILES[0])[0]["metrics"]
+    rows = [federated_row(table2, m, a, blind, FEDERATED_FILES[0]) for a in ("gender", "age") for m in ("none", "apm", "ldp")]
+    parts = ["## Federated attribute inference + APM (paper 004)", headline(rows),
+             "DNN attacker's weighted F1 at ζ = 0.1 (share of users whose attribute the attacker knows), mean ± sample sd "
+             "over seeds; lower is more private. The ml-100k Pure FedRec / APM / uniform-noise Table II runs predate the "
+             "record files and are not here yet."]
+    for name, summary in summaries.items():
+        for config, s in summary.items():
+            parts += [f"### {config} ({s['dataset']}, {s['model']}; {link(name)})", federated_table(s)]
+    return "\n\n".join(parts)
+
+
+def federated_row(summary: dict, method: str, attribute: str, first: dict, name: str) -> list[str]:
+    from recprivacy.experiments.federated import METHOD_LABELS, paper_f1
+
+    stat = summary["methods"][method]["metrics"][F1.format(attribute=attribute)]
+    guess = first[F1.format(attribute=attribute).replace("weighted_f1_mean", "blind_weighted_f1")]
+    hit = summary["methods"][method]["metrics"]["d=64/hit@20"]["mean"]
+    pure = summary["methods"]["none"]["metrics"][F1.format(attribute=attribute)]["mean"]
+    verdict = "" if method == "none" else ("backfires: above Pure; " if stat["mean"] > pure else "below Pure; ")
+    return [f"{summary['dataset']} {attribute}: attacker F1 against {METHOD_LABELS[method]}", f"{stat['mean']:.3f}",
+            sd_over(stat["std"], stat["n"]), paper_text(paper_f1(summary["dataset"], summary["model"], method, attribute, 0.1)),
+            f"{verdict}blind guess {guess:.3f}; Hit@20 {hit:.3f}", link(name)]  # fmt: skip
+
+
+def federated_table(summary: dict) -> str:
+    """Table II layout: DNN F1 per attribute at ζ = 0.1 and Hit@20, ours (mean ± sd) / paper."""
+    from recprivacy.experiments.federated import METHOD_LABELS, paper_f1, paper_hit20
+
+    def ours(stat: dict | None) -> str:
+        return "—" if stat is None else f"{stat['mean']:.3f} ± {stat['std']:.3f}"
+
+    dataset, model, rows = summary["dataset"], summary["model"], []
+    for method, cell in summary["methods"].items():
+        f1 = [f"{ours(cell['metrics'].get(F1.format(attribute=a)))} / {paper_text(paper_f1(dataset, model, method, a, 0.1))}"
+              for a in ("gender", "age")]  # fmt: skip
+        hit = f"{ours(cell['metrics'].get('d=64/hit@20'))} / {paper_text(paper_hit20(dataset, model, method))}"
+        rows.append([METHOD_LABELS.get(method, method), str(len(cell["seeds"])), *f1, hit])
+    table = markdown_table({"columns": ["method", "seeds", "gender F1 (ours / paper)", "age F1 (ours / paper)",
+                                        "Hit@20 (ours / paper)"], "rows": rows})  # fmt: skip
+    paired = [f"- {q['pair']} ({q['attribute']}, {q['attacker']}): {q['mean_difference']:+.3f}, paired p = {q['p_value']:.2f}, "
+              f"lower in {q['seeds_lower']} of {len(q['seeds'])} seeds" for q in summary["paired"]]  # fmt: skip
+    return "\n\n".join([table, *(["\n".join(paired)] if paired else [])])
+
+
+# ---------------------------------------------------------------------------- the file
+
+
+SECTIONS: tuple[Callable[[Path], str], ...] = (exposure, membership, dipsgnn, upcsdg, federated)
+INTRO = """# Results
+
+Generated by `make results` (`benchmarks/results.py`) from the records in `benchmarks/results/` and the
+papers' numbers in `src/recprivacy/papers/<id>/reference.yaml`; do not edit by hand. Each system opens with
+a headline table: our number, its spread (a 95% t interval over seeds where the record has one, otherwise
+± the sample sd over seeds), the paper's number where it reports one on a comparable cell, the reading
+against the strongest blind or trivial baseline, and the record it comes from. Speed and memory are in
+`BENCHMARKS.md`; the prose behind each number (protocols, why we differ) is in `docs/reproduction-notes.md`."""
+
+
+def render(records: Path = RECORDS) -> str:
+    """The whole of RESULTS.md from the record folder."""
+    return "\n\n".join([INTRO, *(section(records) for section in SECTIONS)]) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", default=str(RECORDS), help="folder of the committed records")
+    parser.add_argument("--out", default=str(ROOT / "RESULTS.md"))
+    args = parser.parse_args()
+    write_text_atomic(args.out, render(Path(args.records)))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""RESULTS.md is generated: ``benchmarks/results.py`` rebuilds it from the committed records byte for
+byte, and a headline row carries our value, its interval, the paper's number and the record's link."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "benchmarks" / "results.py"
+
+
+@pytest.fixture(scope="module")
+def results(benchmark_script):
+    return benchmark_script("results")
+
+
+def test_committed_results_md_is_what_the_records_give(tmp_path):
+    out = tmp_path / "RESULTS.md"
+    run = subprocess.run([sys.executable, str(SCRIPT), "--out", str(out)], capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert out.read_bytes() == (ROOT / "RESULTS.md").read_bytes(), "RESULTS.md is stale: run `make results`"
+
+
+def summary_entry(algorithm: str, protocol: str, kind: str, name: str, auc: tuple[float, float, float]) -> dict:
+    value, low, high = auc
+    return {"algorithm": algorithm, "protocol": protocol, "kind": kind, "name": name, "seeds": 5,
+            "auc": {"value": value, "low": low, "high": high}, "tpr@1%fpr": {"value": 0.1}}
+
+
+def write_membership(folder: Path) -> None:
+    summary = [summary_entry("itemcf", "served", "attack", "lira", (0.85, 0.80, 0.90)),
+               summary_entry("itemcf", "served", "trivial", "popular_overlap", (0.66, 0.60, 0.71)),
+               summary_entry("itemcf", "paper", "attack", "mlp", (0.97, 0.95, 0.99)),
+               summary_entry("itemcf", "paper", "trivial", "popular_overlap", (1.0, 1.0, 1.0))]
+    meta = {"seeds": 5, "references": 8, "date": "2026-01-01", "machine": "test"}
+    (folder / "membership_protocols.json").write_text(json.dumps({"meta": meta, "summary": summary, "records": []}))
+    main = {"source": "hand-made", "date": "2026-01-01", "machine": "test", "commit": "abc1234", "command": "none",
+            "dataset": "ml-1m", "assumption": "I", "target": "lfm", "seeds": 5, "roc_auc": {"mean": 0.9, "sd": 0.01},
+            "balanced_accuracy": 0.8}
+    (folder / "membership_paper_main.jsonl").write_text(json.dumps(main) + "\n")
+
+
+def test_a_headline_row_shows_value_interval_paper_and_link(results, tmp_path):
+    write_membership(tmp_path)
+    lines = results.membership(tmp_path).splitlines()
+    main, served, paper = [line for line in lines if line.startswith(("| ml-1m, ", "| ml-100k, itemcf"))]
+    # the paper's LFM target under Assumption I on ml-1m (Table 5, row and column L) is 0.871, a balanced accuracy
+    assert main == ("| ml-1m, Assumption I, lfm target: ROC AUC of the paper's MLP attack | 0.900 | ± 0.010 sd over 5 seeds "
+                    "| 0.871 (Table 5, ml-1m, balanced accuracy) | balanced accuracy 0.800; paper protocol, where a popularity "
+                    "statistic without training matches the attack (ml-100k rows) "
+                    "| [membership_paper_main.jsonl](benchmarks/results/membership_paper_main.jsonl) |")
+    link = "[membership_protocols.json](benchmarks/results/membership_protocols.json)"
+    assert served == ("| ml-100k, itemcf, served protocol: ROC AUC of the best attack (lira) | 0.850 | 95% t over 5 seeds "
+                      f"[0.800, 0.900] | — | beats the best trivial statistic (popular_overlap, 0.660) | {link} |")
+    assert paper == ("| ml-100k, itemcf, paper protocol: ROC AUC of the best attack (mlp) | 0.970 | 95% t over 5 seeds "
+                     f"[0.950, 0.990] | — | no better than the trivial popular_overlap (1.000) | {link} |")
+
+
+def test_an_attack_whose_interval_reaches_half_is_not_above_a_blind_guess(results):
+    attack = {"name": "rmia", "auc": {"value": 0.51, "low": 0.48, "high": 0.54}}
+    trivial = {"name": "mean_popularity", "auc": {"value": 0.49, "low": 0.45, "high": 0.53}}
+    assert results.membership_reading(attack, trivial) == "not above a blind guess (0.5); best trivial 0.490"
+
+
+def test_a_missing_record_file_is_a_one_line_error(results, tmp_path):
+    with pytest.raises(SystemExit, match=r"dipsgnn_table2.jsonl: record file not found"):
+        results.dipsgnn(tmp_path)
