@@ -23,10 +23,11 @@ applied to a mini-batch by summing the triples' updates, all computed from the v
 the step (``bpr_sgd_step``; a row drawn twice moves twice, as LFM's rule in ``models.lfm``).
 
 Decision (issue 33): LearnBPR replaces the Adam of digest 003's decision 20 (Adam lr 1e-3,
-λ = 1e-4). On ml-100k (random 8:1:1, seed 0) Adam needed 120 epochs and 9-12 CPU s for test
-Recall@20 0.343; LearnBPR with α = 0.05, λ = 0.01 reaches 0.354 with its best validation at
-epoch 45 and stops at epoch 60, in about 2 CPU s (BENCHMARKS.md, ``benchmarks/model_speed.py``).
-An SGD step writes only the batch's rows and keeps no moments. implicit's
+λ = 1e-4). On ml-100k (random 8:1:1, seed 0) Adam needed 120 epochs and 13.1 CPU s for test
+Recall@20 0.343; LearnBPR with α = 0.05, λ = 0.01 reaches 0.355, with its best validation at
+epoch 45, stopping at epoch 60 after 2.0 CPU s (same loaded machine, medians of 3;
+``benchmarks/results/model_speed*.json``). Split and model seeds 1 and 2: 0.358 and 0.364
+(Adam: 0.349 and 0.351). An SGD step writes only the batch's rows and keeps no moments. implicit's
 ``BayesianPersonalizedRanking`` was measured as a backend and rejected: it draws negatives from
 the interactions (popularity-weighted), and no setting tried reached Recall@20 0.29.
 

@@ -190,7 +190,7 @@ class LFM(FactorRecommender):
     patience, eval_every:
         Early stopping on validation Recall@20 when ``fit`` gets ``valid``, checked every 5
         epochs and after the last: on ml-100k validation Recall@20 still rises at epoch 20, so
-        checking every epoch (as before issue 33) kept the same weights for 30% more CPU.
+        checking every epoch (as before issue 33) kept the same weights for 1.5x the fit CPU.
     init_std:
         Standard deviation of the N(0, σ²) initialisation (0.1).
 
