@@ -25,7 +25,7 @@ SETTINGS = {
     "itemcf": {},
     "als": {"factors": 16, "regularization": 0.1, "alpha": 5.0},
     "lfm": {"n_factors": 16, "lr": 0.05, "n_epochs": 20, "batch_size": 64},
-    "bpr": {"n_factors": 16, "lr": 0.01, "n_epochs": 40, "batch_size": 128, "eval_every": 2},
+    "bpr": {"n_factors": 16, "n_epochs": 40, "batch_size": 128, "eval_every": 2},
     "lightgcn": {"n_factors": 16, "lr": 0.01, "n_epochs": 40, "batch_size": 128, "eval_every": 2},
 }
 

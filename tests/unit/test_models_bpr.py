@@ -1,4 +1,5 @@
-"""BPR-MF: the loss on fixed embeddings by hand, early stopping, determinism."""
+"""BPR-MF: the loss and the LearnBPR step by hand, learning a planted structure, early stopping,
+determinism."""
 
 from __future__ import annotations
 
@@ -12,9 +13,8 @@ from recprivacy.data.interactions import Interactions
 from recprivacy.data.split import random_split
 from recprivacy.errors import ConfigError
 from recprivacy.metrics.ranking import evaluate
-from recprivacy.models.bpr import BPRMF, bpr_gradients, bpr_loss
+from recprivacy.models.bpr import BPRMF, bpr_loss, bpr_sgd_step
 from recprivacy.models.lfm import FactorTables
-from recprivacy.models.rowwise import RowAdam, row_sums
 
 
 def test_bpr_loss_value():
@@ -35,37 +35,31 @@ def test_batch_loss_on_fixed_embeddings_by_hand():
     assert loss.item() == pytest.approx(bpr + 0.1 * 5.5 / 2, rel=1e-6)
 
 
-def test_closed_form_gradients_equal_autograd_with_repeated_rows():
+def test_sgd_step_by_hand():
+    """One triple, d = 2: x = p·(q_i − q_j) = 1·(1 − (−1)) = 2, σ(−2) = 0.1192."""
+    user, item = torch.tensor([[1.0, 0.0]]), torch.tensor([[1.0, 1.0], [-1.0, 0.0]])
+    loss = bpr_sgd_step(user, item, torch.tensor([0]), torch.tensor([0]), torch.tensor([1]), lr=0.5, reg=0.1)
+    s = 1 / (1 + math.exp(2.0))
+    assert loss == pytest.approx(math.log(1 + math.exp(-2.0)) + 0.05 * (1 + 2 + 1), rel=1e-6)
+    # p ← p + α(σ(−x)(q_i − q_j) − λp); q_i ← q_i + α(σ(−x)p − λq_i); q_j ← q_j + α(−σ(−x)p − λq_j)
+    torch.testing.assert_close(user, torch.tensor([[1 + 0.5 * (2 * s - 0.1), 0.5 * s]]))
+    torch.testing.assert_close(item, torch.tensor([[1 + 0.5 * (s - 0.1), 1 - 0.05], [-1 + 0.5 * (-s + 0.1), 0.0]]))
+
+
+def test_sgd_step_is_gradient_descent_on_the_batch_loss_with_repeated_rows():
+    """Summing LearnBPR's per-triple updates, a row drawn twice moving twice, is one gradient
+    step of size α·B on the mean batch loss ``L`` (module docstring)."""
     model = BPRMF(n_factors=3, reg=0.1)
     model.module_ = FactorTables(2, 4, 3, 0.5, torch.Generator().manual_seed(1))
     users, pos, neg = torch.tensor([0, 1, 0]), torch.tensor([1, 1, 2]), torch.tensor([3, 2, 1])
     loss = model._batch_loss(users, pos, neg)
     loss.backward()
-    items = torch.cat([pos, neg])
-    with torch.no_grad():
-        value, grad_u, grad_q = bpr_gradients(model.module_.user[users], model.module_.item[items], 0.1)
+    tables = model.module_
+    user, item = tables.user.detach().clone(), tables.item.detach().clone()
+    value = bpr_sgd_step(user, item, users, pos, neg, lr=0.2, reg=0.1)
     assert value == pytest.approx(loss.item(), rel=1e-6)
-    torch.testing.assert_close(model.module_.user.grad, torch.zeros(2, 3).index_add_(0, users, grad_u))
-    torch.testing.assert_close(model.module_.item.grad, torch.zeros(4, 3).index_add_(0, items, grad_q))
-
-
-def test_row_sums_add_the_repeats():
-    rows, sums = row_sums(torch.tensor([2, 0, 2]), torch.tensor([[1.0], [2.0], [3.0]]))
-    assert rows.tolist() == [0, 2] and sums.tolist() == [[2.0], [4.0]]
-
-
-def test_row_adam_is_adam_on_the_touched_rows_only():
-    table = torch.tensor([[1.0, -1.0], [0.5, 2.0], [3.0, 0.0]])
-    reference = torch.nn.Parameter(table[:2].clone())
-    dense = torch.optim.Adam([reference], lr=0.1)
-    rowwise = RowAdam([table], lr=0.1)
-    for grad in (torch.tensor([[0.3, -0.2], [1.0, 0.5]]), torch.tensor([[-0.1, 0.4], [0.2, 0.2]])):
-        reference.grad = grad.clone()
-        dense.step()
-        # rows 0 and 1 each get half of their gradient twice (repeats are summed); row 2 none
-        rowwise.step([(torch.tensor([1, 0, 1, 0]), torch.cat([grad[[1, 0]] / 2, grad[[1, 0]] / 2]))])
-    torch.testing.assert_close(table[:2], reference.detach())
-    assert table[2].tolist() == [3.0, 0.0]
+    torch.testing.assert_close(user, tables.user.detach() - 0.2 * 3 * tables.user.grad)
+    torch.testing.assert_close(item, tables.item.detach() - 0.2 * 3 * tables.item.grad)
 
 
 def _groups(n_users: int = 60, n_items: int = 30, per_user: int = 8) -> Interactions:
@@ -76,9 +70,18 @@ def _groups(n_users: int = 60, n_items: int = 30, per_user: int = 8) -> Interact
     return Interactions(users=users, items=items, n_users=n_users, n_items=n_items)
 
 
+def test_defaults_recover_the_planted_blocks():
+    """Each user has seen 8 of its block's 10 items: the two it has not are its top two."""
+    data = _groups()
+    model = BPRMF(n_factors=8, n_epochs=40).fit(data)
+    top = model.recommend(np.arange(data.n_users), k=2).numpy()
+    own_block = top // 10 == (np.arange(data.n_users) % 3)[:, None]
+    assert own_block.mean() >= 0.95
+
+
 def test_early_stopping_restores_the_best_validation_weights():
     train, valid = random_split(_groups(), ratios=(0.75, 0.25), seed=0)
-    model = BPRMF(n_factors=8, lr=0.01, n_epochs=30, batch_size=64, eval_every=2, patience=3).fit(train, valid)
+    model = BPRMF(n_factors=8, n_epochs=30, batch_size=64, eval_every=2, patience=3).fit(train, valid)
     history = model.history_
     assert history.best_score == max(score for _, score in history.valid)
     assert evaluate(model, valid, ks=(20,))["recall@20"] == pytest.approx(history.best_score)

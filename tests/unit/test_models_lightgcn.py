@@ -11,7 +11,7 @@ import torch
 
 from recprivacy.data.interactions import Interactions
 from recprivacy.errors import ConfigError
-from recprivacy.models.bpr import bpr_gradients
+from recprivacy.models.bpr import bpr_sgd_step
 from recprivacy.models.lightgcn import (
     LightGCN,
     LightGCNModule,
@@ -71,19 +71,19 @@ def _groups() -> Interactions:
 
 
 def test_zero_layers_is_bpr_mf():
-    """With K = 0 the representations are the ego embeddings, so the autograd gradient of
-    LightGCN's batch loss is BPR-MF's closed-form one (``bpr_gradients``)."""
+    """With K = 0 the representations are the ego embeddings, so a gradient step of size α·B on
+    LightGCN's batch loss is BPR-MF's LearnBPR step (``bpr_sgd_step``) on the same tables."""
     model = LightGCN(n_layers=0, n_factors=4)
     model.n_users_, model.n_items_ = 3, 5
     model.train_csr_ = sp.csr_matrix(np.ones((3, 5)))
     model.module_ = model._build()
     users, pos, neg = torch.tensor([0, 2, 2]), torch.tensor([1, 0, 4]), torch.tensor([3, 3, 1])
     model._batch_loss(users, pos, neg).backward()
-    items = torch.cat([pos, neg])
-    with torch.no_grad():
-        _, grad_u, grad_q = bpr_gradients(model.module_.user[users], model.module_.item[items], model.reg)
-    torch.testing.assert_close(model.module_.user.grad, torch.zeros(3, 4).index_add_(0, users, grad_u))
-    torch.testing.assert_close(model.module_.item.grad, torch.zeros(5, 4).index_add_(0, items, grad_q))
+    tables = model.module_
+    user, item = tables.user.detach().clone(), tables.item.detach().clone()
+    bpr_sgd_step(user, item, users, pos, neg, lr=0.5, reg=model.reg)
+    torch.testing.assert_close(user, tables.user.detach() - 0.5 * 3 * tables.user.grad)
+    torch.testing.assert_close(item, tables.item.detach() - 0.5 * 3 * tables.item.grad)
 
 
 def test_cached_factors_are_the_propagated_embeddings():

@@ -41,7 +41,7 @@ from recprivacy.errors import ConfigError
 from recprivacy.metrics.ranking import evaluate
 from recprivacy.models.base import Recommender
 from recprivacy.models.foldin import ridge_fold_in
-from recprivacy.models.training import NegativeSampler, TrainingHistory, fit_epochs, minibatches
+from recprivacy.models.training import NegativeSampler, TrainingHistory, fit_epochs, shuffled_batches
 
 #: name and key of the validation metric used for early stopping
 VALID_METRIC = "recall@20"
@@ -156,13 +156,16 @@ def sgd_step(
     module: FactorTables, users: torch.Tensor, items: torch.Tensor, targets: torch.Tensor, lr: float, reg: float
 ) -> float:
     """One summed mini-batch of the paper's per-sample updates, in place; returns the batch loss
-    ``Σ ½[(r − pᵀq)² + λ(‖p‖² + ‖q‖²)]`` before the step."""
+    ``Σ ½[(r − pᵀq)² + λ(‖p‖² + ‖q‖²)]`` before the step. In-place arithmetic on the gathered
+    rows, as ``bpr.bpr_sgd_step``."""
     with torch.no_grad():
         p, q = module.user.index_select(0, users), module.item.index_select(0, items)
         err = targets - (p * q).sum(-1)
-        module.user.index_add_(0, users, lr * (err[:, None] * q - reg * p))
-        module.item.index_add_(0, items, lr * (err[:, None] * p - reg * q))
-        return float(0.5 * (err.pow(2).sum() + reg * (p.pow(2).sum() + q.pow(2).sum())))
+        loss = 0.5 * (torch.dot(err, err) + reg * (torch.dot(p.view(-1), p.view(-1)) + torch.dot(q.view(-1), q.view(-1))))
+        weight = err.mul_(lr)[:, None]  # α e
+        module.user.index_add_(0, users, (q * weight).add_(p, alpha=-lr * reg))
+        module.item.index_add_(0, items, p.mul_(weight).add_(q, alpha=-lr * reg))
+        return float(loss)
 
 
 class LFM(FactorRecommender):
@@ -185,7 +188,9 @@ class LFM(FactorRecommender):
         ``"implicit"`` (1/0 with sampled negatives, as in the paper) or ``"rating"`` (observed
         ratings, no negatives).
     patience, eval_every:
-        Early stopping on validation Recall@20 when ``fit`` gets ``valid``.
+        Early stopping on validation Recall@20 when ``fit`` gets ``valid``, checked every 5
+        epochs and after the last: on ml-100k validation Recall@20 still rises at epoch 20, so
+        checking every epoch (as before issue 33) kept the same weights for 1.5x the fit CPU.
     init_std:
         Standard deviation of the N(0, σ²) initialisation (0.1).
 
@@ -207,7 +212,7 @@ class LFM(FactorRecommender):
         batch_size: int = 1024,
         target: str = "implicit",
         patience: int = 5,
-        eval_every: int = 1,
+        eval_every: int = 5,
         init_std: float = 0.1,
         seed: int = 0,
     ) -> None:
@@ -225,11 +230,11 @@ class LFM(FactorRecommender):
         sample = self._explicit_samples(train) if self.target == "rating" else self._implicit_sampler(rng)
 
         def run_epoch(epoch: int) -> float:
-            users, items, targets = sample()
+            samples = sample()
             total = 0.0
-            for idx in minibatches(len(users), self.batch_size, rng):
-                total += sgd_step(self.module_, users[idx], items[idx], targets[idx], self.lr, self.reg)
-            return total / max(len(users), 1)
+            for users, items, targets in shuffled_batches(samples, self.batch_size, rng):
+                total += sgd_step(self.module_, users, items, targets, self.lr, self.reg)
+            return total / max(len(samples[0]), 1)
 
         self.history_ = self._train(run_epoch, valid)
 

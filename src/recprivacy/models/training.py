@@ -1,8 +1,10 @@
 """The one small training loop shared by the learned recommenders.
 
 * ``NegativeSampler`` draws items a user has not interacted with, vectorised: candidates are
-  drawn uniformly and the collisions (checked by binary search in the sorted positive keys
-  ``user * n_items + item``) are redrawn until none remain.
+  drawn uniformly and the collisions are redrawn until none remain. A collision is looked up in
+  a dense boolean matrix of the positive cells when it has at most ``dense_cells`` cells (2²⁶,
+  64 MB; ml-1m has 2.2·10⁷), else by binary search in the sorted keys ``user * n_items + item``:
+  on ml-100k one epoch's 80k lookups take 0.15 ms against 9 ms by binary search.
 * ``fit_epochs`` runs epochs of mini-batches, evaluates a validation metric every
   ``eval_every`` epochs, keeps the best weights and stops after ``patience`` evaluations
   without improvement (early stopping on the validation split, never on test).
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -33,17 +35,25 @@ from recprivacy.progress import progress
 class NegativeSampler:
     """Uniform negatives for each user, excluding the user's positives in ``csr``."""
 
-    def __init__(self, csr: sp.csr_matrix, rng: np.random.Generator, max_rounds: int = 50) -> None:
+    def __init__(self, csr: sp.csr_matrix, rng: np.random.Generator, max_rounds: int = 50,
+                 dense_cells: int = 1 << 26) -> None:  # fmt: skip
         csr = csr.tocsr()
         self.n_items = csr.shape[1]
         rows = np.repeat(np.arange(csr.shape[0], dtype=np.int64), np.diff(csr.indptr))
         self._keys = np.sort(rows * self.n_items + csr.indices.astype(np.int64))
+        self._dense = None
+        if csr.shape[0] * self.n_items <= dense_cells:
+            self._dense = np.zeros(csr.shape[0] * self.n_items, dtype=bool)
+            self._dense[self._keys] = True
         self._full = np.diff(csr.indptr) >= self.n_items
         self.rng = rng
         self.max_rounds = max_rounds
 
     def is_positive(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """Whether each ``(users[k], items[k])`` is a positive cell."""
         keys = users.astype(np.int64) * self.n_items + items
+        if self._dense is not None:
+            return self._dense[keys]
         pos = np.searchsorted(self._keys, keys)
         pos = np.minimum(pos, len(self._keys) - 1)
         return self._keys[pos] == keys if len(self._keys) else np.zeros(len(keys), bool)
@@ -122,6 +132,17 @@ def minibatches(n: int, batch_size: int, rng: np.random.Generator) -> Iterator[n
     perm = rng.permutation(n)
     for lo in range(0, n, batch_size):
         yield perm[lo : lo + batch_size]
+
+
+def shuffled_batches(tensors: Sequence[torch.Tensor], batch_size: int, rng: np.random.Generator) -> Iterator[list[torch.Tensor]]:
+    """The batches of ``minibatches(n, batch_size, rng)`` over the rows of ``tensors`` (each of
+    length ``n``): the rows are gathered in the shuffled order once, and each batch is a slice
+    of that copy rather than a gather of its own."""
+    n = len(tensors[0])
+    order = torch.from_numpy(rng.permutation(n))
+    shuffled = [t.index_select(0, order) for t in tensors]
+    for lo in range(0, n, batch_size):
+        yield [t[lo : lo + batch_size] for t in shuffled]
 
 
 @dataclass
