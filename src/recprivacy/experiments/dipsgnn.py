@@ -57,6 +57,7 @@ from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.experiments.train import metrics_rows, test_metrics
 from recprivacy.metrics.ranking import mask_items, ranking_metrics
+from recprivacy.metrics.summary import MeanSD, mean_sd
 from recprivacy.models.base import Recommender
 from recprivacy.models.bpr import BPRMF
 from recprivacy.models.lightgcn import LightGCN
@@ -341,9 +342,9 @@ def run_method(name: str, seed: int, data: SequenceData, options: DIPSGNNOptions
 # ---------------------------------------------------------------------------- tables
 
 
-def _mean_std(runs: list[MethodRun], metric: str, masked: bool = False) -> tuple[float, float]:
-    values = np.array([(r.masked if masked else r.metrics)[metric] for r in runs])
-    return float(values.mean()), float(values.std(ddof=1)) if len(values) > 1 else 0.0
+def _mean_std(runs: list[MethodRun], metric: str, masked: bool = False) -> MeanSD:
+    """Mean and sample sd over seeds (``metrics.summary``) of one metric of one method."""
+    return mean_sd((r.masked if masked else r.metrics)[metric] for r in runs)
 
 
 def improvement(ours: list[MethodRun], base: list[MethodRun], metric: str) -> tuple[float, float]:
@@ -366,7 +367,7 @@ def add_table2(results: Results, runs: dict[str, list[MethodRun]], column: str |
     head = ["type", "method"] + [f"{m} (ours)" for m in PAPER_METRICS] + [f"{m} (paper {column or 'n/a'})" for m in PAPER_METRICS]
     rows = []
     for name, method_runs in runs.items():
-        cells = [f"{mean:.2f} ± {std:.2f}" for mean, std in (_mean_std(method_runs, m) for m in PAPER_METRICS)]
+        cells = [_mean_std(method_runs, m).format(2) for m in PAPER_METRICS]
         rows.append(list(METHODS[name]) + cells + _paper_row(column, name))
     if "DIPSGNN" in runs and "EdgeRand" in runs:
         ours = [improvement(runs["DIPSGNN"], runs["EdgeRand"], m) for m in PAPER_METRICS]
@@ -377,7 +378,7 @@ def add_table2(results: Results, runs: dict[str, list[MethodRun]], column: str |
                     + [None if v is None else f"{v:+.2f}%" for v in paper_imp])
     caption = (f"Recall/MRR x100 over all items, seen items not masked (paper protocol); mean ± std over {seeds} seed(s); "
                "* = paired t-test over seeds p < 0.01")
-    masked_rows = [[METHODS[n][1]] + [_mean_std(r, m, masked=True)[0] for m in PAPER_METRICS] for n, r in runs.items()]
+    masked_rows = [[METHODS[n][1]] + [_mean_std(r, m, masked=True).mean for m in PAPER_METRICS] for n, r in runs.items()]
     return [
         results.add_table("table2", head, rows, caption),
         results.add_table("table2_masked", ["method"] + list(PAPER_METRICS), masked_rows,
@@ -413,7 +414,7 @@ def ordering_text(runs: dict[str, list[MethodRun]], column: str | None) -> str:
     common = [m for m in runs if m in paper]
     if len(common) < 3:
         return "Too few methods with a paper number to compare orderings."
-    ours = [_mean_std(runs[m], "recall@20")[0] for m in common]
+    ours = [_mean_std(runs[m], "recall@20").mean for m in common]
     theirs = [paper[m][0] for m in common]
     tau = stats.kendalltau(ours, theirs).statistic
     flips = [f"{a} vs {b}" for i, a in enumerate(common) for b in common[i + 1:]
@@ -427,9 +428,9 @@ def gap_text(runs: dict[str, list[MethodRun]]) -> str:
     """DIPSGNN's Recall@20 gap to non-private SR-GNN, for the correct noise and the code's."""
     if "SRGNN" not in runs:
         return ""
-    base = _mean_std(runs["SRGNN"], "recall@20")[0]
-    parts = [f"{METHODS[m][1]}: {_mean_std(runs[m], 'recall@20')[0]:.2f} vs {base:.2f} "
-             f"({100 * (_mean_std(runs[m], 'recall@20')[0] - base) / base:+.1f}%)"
+    base = _mean_std(runs["SRGNN"], "recall@20").mean
+    parts = [f"{METHODS[m][1]}: {_mean_std(runs[m], 'recall@20').mean:.2f} vs {base:.2f} "
+             f"({100 * (_mean_std(runs[m], 'recall@20').mean - base) / base:+.1f}%)"
              for m in ("DIPSGNN", "DIPSGNN_legacy") if m in runs]
     return ("Recall@20 gap to non-private SR-GNN (paper on ML-1M: 21.13 vs 21.01): " + "; ".join(parts) + ".") if parts else ""
 
@@ -482,7 +483,7 @@ def run_sweep(sweep: SweepSpec, data: SequenceData, options: DIPSGNNOptions, bac
         runs = {**{m: done[m] for m in sweep.methods if m not in todo},
                 **run_methods(todo, data, point_options, point_backbone, f"sweep {sweep.parameter}={value:g}")}
         for m in sweep.methods:
-            mean = _mean_std(runs[m], "recall@20")[0]
+            mean = _mean_std(runs[m], "recall@20").mean
             curves[m].append(mean)
             results.metrics[f"sweep/{sweep.parameter}={value:g}/{m}/recall@20"] = mean
     key = f"sweep-{sweep.parameter}"
@@ -504,7 +505,8 @@ def run_dipsgnn(config: Config, options: DIPSGNNOptions) -> Results:
         runs = run_methods(options.methods, data, options, backbone, "dipsgnn")
     for name, method_runs in runs.items():
         for metric in PAPER_METRICS:
-            results.metrics[f"{name}/{metric}"], results.metrics[f"{name}/{metric}/std"] = _mean_std(method_runs, metric)
+            summary = _mean_std(method_runs, metric)
+            results.metrics[f"{name}/{metric}"], results.metrics[f"{name}/{metric}/std"] = summary.mean, summary.sd
         for label, s in method_runs[0].statements.items():
             if s.formal:
                 results.metrics[f"{name}/epsilon/{label}"] = float(np.mean([r.statements[label].epsilon for r in method_runs]))
