@@ -22,8 +22,8 @@ from recprivacy.defenses.federated_dp import (
 from recprivacy.errors import ConfigError
 from recprivacy.federated.features import user_features
 from recprivacy.federated.models import ITEM, make_federated_model
-from recprivacy.federated.protocol import (ClientBatch, LocalTraining, Schedule, client_noise, client_rng, client_schedule,
-                                           local_update)
+from recprivacy.federated.protocol import (ClientBatch, LocalTraining, Schedule, client_features, client_noise, client_rng,
+                                           client_schedule, local_update)
 from recprivacy.federated.simulator import FederatedSimulator
 from recprivacy.privacy import NoiseSource
 
@@ -62,7 +62,7 @@ def test_functional_mechanism_noise_is_laplace_with_the_configured_scale_and_zer
     valid = np.ones((400, 250), bool)
     valid[:, -10:] = False
     sched = Schedule(np.zeros(valid.shape, np.int64), np.zeros(valid.shape, np.float32), valid)
-    noise = fm.draw(sched, 10, 4, np.random.default_rng(0)).slots
+    noise = fm.draw(sched.valid, 10, 4, np.random.default_rng(0)).slots
     assert (noise[~valid] == 0).all()
     body = noise[valid]
     assert abs(body.mean()) < 0.03
@@ -93,11 +93,11 @@ def test_feature_ldp_laplace_on_numeric_columns_and_k_rr_on_blocks():
     age = np.arange(n) % 2  # classes 0 and 1 of 2..?
     x[np.arange(n), 4 + age] = 1.0
     ldp = FeatureLDP(epsilon=1.0, blocks={"gender": (2, 3), "age": (4, 5)}, clip_output=False)
-    out = ldp.perturb(x, np.arange(n), NoiseSource("simulation", 3))
+    out = client_features(x, np.arange(n), NoiseSource("simulation", 3), ldp)
     assert out[:, 0].mean() == pytest.approx(0.25, abs=0.05) and out[:, 0].var() == pytest.approx(2.0, rel=0.06)
     assert out[:, 1].mean() == pytest.approx(1.0, abs=0.05)
     # by default the noisy values are clipped back to [0, 1] (post-processing)
-    clipped = FeatureLDP(epsilon=1.0, blocks={"gender": (2, 3), "age": (4, 5)}).perturb(x, np.arange(n), NoiseSource("simulation", 3))
+    clipped = client_features(x, np.arange(n), NoiseSource("simulation", 3), FeatureLDP(epsilon=1.0, blocks={"gender": (2, 3), "age": (4, 5)}))
     assert np.array_equal(clipped[:, :2], np.clip(out[:, :2], 0, 1)) and np.array_equal(clipped[:, 2:], out[:, 2:])
     for cols, truth in (((2, 3), gender), ((4, 5), age)):
         block = out[:, list(cols)]
@@ -106,7 +106,7 @@ def test_feature_ldp_laplace_on_numeric_columns_and_k_rr_on_blocks():
         assert kept == pytest.approx(math.e / (math.e + 1), abs=0.02)
     assert ldp.keep_probability("gender") == pytest.approx(math.e / (math.e + 1))
     # per-user streams: a user's report does not depend on who else is perturbed
-    assert np.array_equal(ldp.perturb(x[[7]], np.array([7]), NoiseSource("simulation", 3)), out[[7]])
+    assert np.array_equal(client_features(x[[7]], np.array([7]), NoiseSource("simulation", 3), ldp), out[[7]])
 
 
 def _reference(model, params, private, positives, x, cfg, seed, round_, user, loss_fn, eta=None):
@@ -148,7 +148,7 @@ def test_functional_mechanism_local_update_is_sgd_on_the_perturbed_taylor_object
     for i, u in enumerate(users):
         positives = csr.indices[csr.indptr[u] : csr.indptr[u + 1]].astype(np.int64)
         sched = client_schedule(positives, N_ITEMS, cfg, client_rng(4, 3, u, "train"))
-        slots = torch.as_tensor(fm.draw(sched, N_ITEMS, DIM, client_noise(NoiseSource("simulation", 4), 3, u, "objective")).slots)
+        slots = torch.as_tensor(fm.draw(sched.valid, N_ITEMS, DIM, client_noise(NoiseSource("simulation", 4), 3, u, "objective")).slots)
         ref = _reference(model, params, {}, positives, x[u], cfg, 4, 3, u,
                          lambda s, lg, lb, v: fm.loss(lg, lb, v, slots[s][None]))  # fmt: skip
         for k in ref:

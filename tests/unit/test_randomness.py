@@ -18,7 +18,7 @@ from recprivacy.errors import ConfigError
 from recprivacy.experiments.runner import new_results
 from recprivacy.config import load_config
 from recprivacy.federated.models import make_federated_model
-from recprivacy.federated.protocol import STREAMS, perturb_uploads
+from recprivacy.federated.protocol import STREAMS, client_features, perturb_uploads
 from recprivacy.privacy import LaplaceMechanism, NoiseSource, PrivacyStatement, perturb_features
 from recprivacy.report.markdown import render_markdown
 
@@ -123,8 +123,9 @@ def test_federated_per_user_ldp_stream_secure_differs_simulation_repeats():
 def test_federated_feature_ldp_uses_the_noise_source():
     x = np.tile([0.5, 1.0, 0.0], (50, 1))
     ldp = FeatureLDP(1.0, {"gender": (1, 2)})
-    np.testing.assert_array_equal(ldp.perturb(x, np.arange(50), SIMULATION), ldp.perturb(x, np.arange(50), NoiseSource("simulation", 7)))
-    assert not np.array_equal(ldp.perturb(x, np.arange(50), NoiseSource()), ldp.perturb(x, np.arange(50), NoiseSource()))
+    users = np.arange(50)
+    np.testing.assert_array_equal(client_features(x, users, SIMULATION, ldp), client_features(x, users, NoiseSource("simulation", 7), ldp))
+    assert not np.array_equal(client_features(x, users, NoiseSource(), ldp), client_features(x, users, NoiseSource(), ldp))
 
 
 # --------------------------------------------------------------------------- reporting
