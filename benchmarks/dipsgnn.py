@@ -27,22 +27,18 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from recprivacy.config import load_config, validate_options
+from recprivacy.config import load_config
 from recprivacy.experiments.dipsgnn import (
     METHODS,
     PAPER_COLUMN_OF,
     PAPER_METRICS,
     PAPER_TABLE2,
-    DIPSGNNOptions,
+    DIPSGNNStudy,
     MethodRun,
-    backbone_params,
     gap_text,
     improvement,
     ordering_text,
-    prepare_sequences,
-    run_method,
 )
-from recprivacy.experiments.runner import new_results
 from recprivacy.io import write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,18 +130,17 @@ def main() -> None:
     runs_path.parent.mkdir(parents=True, exist_ok=True)
     updates = {"dataset.data_dir": args.data_dir} if args.data_dir else {}
     config = load_config(args.config, overrides=args.set, updates=updates)
-    options: DIPSGNNOptions = validate_options(DIPSGNNOptions, config.study_options)
+    study = DIPSGNNStudy.load(config, prepare=not args.summary_only)
+    options = study.options
     if not args.summary_only:
         methods = args.methods.split(",") if args.methods else options.methods
         seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else options.seeds
         done = {(r["method"], r["seed"]) for r in load_records(runs_path)} if args.resume else set()
-        data = prepare_sequences(config, options, new_results(config))
-        backbone = backbone_params(config)
         for method in methods:
             for seed in seeds:
                 if (method, seed) in done:
                     continue
-                run = run_method(method, seed, data, options, backbone)
+                run = study.run(method, seed)
                 with runs_path.open("a") as f:
                     f.write(json.dumps(record(run)) + "\n")
                 print(f"{method} seed {seed}: R@20 {run.metrics['recall@20']:.2f} M@20 {run.metrics['mrr@20']:.2f} "

@@ -24,18 +24,8 @@ from pathlib import Path
 import numpy as np
 from dipsgnn import OUT, RESULTS, ROOT, load_records, record
 
-from recprivacy.config import load_config, validate_options
-from recprivacy.experiments.dipsgnn import (
-    METHODS,
-    DIPSGNNOptions,
-    SweepSpec,
-    backbone_params,
-    prepare_sequences,
-    run_method,
-    sweep_default,
-    sweep_point,
-)
-from recprivacy.experiments.runner import new_results
+from recprivacy.config import load_config
+from recprivacy.experiments.dipsgnn import METHODS, DIPSGNNStudy, SweepSpec
 from recprivacy.io import write_text_atomic
 
 METRICS = ("recall@20", "mrr@20")
@@ -107,24 +97,22 @@ def main() -> None:
     args = parser.parse_args()
     updates = {"dataset.data_dir": args.data_dir} if args.data_dir else {}
     config = load_config(args.config, overrides=args.set, updates=updates)
-    options: DIPSGNNOptions = validate_options(DIPSGNNOptions, config.study_options)
-    backbone = backbone_params(config)
+    study = DIPSGNNStudy.load(config, prepare=not args.summary_only)
+    options = study.options
     wanted = set(args.sweeps.split(",")) if args.sweeps else {s.parameter for s in options.sweeps}
     sweeps = [s for s in options.sweeps if s.parameter in wanted]
-    defaults = {s.parameter: sweep_default(s.parameter, options, backbone) for s in sweeps}
+    defaults = {s.parameter: study.default(s.parameter) for s in sweeps}
     runs_path = Path(args.runs)
     if not args.summary_only:
         seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else options.seeds
         done = {(r["parameter"], r["value"], r["method"], r["seed"]) for r in load_records(runs_path)} if args.resume else set()
-        data = prepare_sequences(config, options, new_results(config))
         for sweep in sweeps:
             for value in (v for v in sweep.values if v != defaults[sweep.parameter]):
-                point_options, point_backbone = sweep_point(sweep.parameter, value, options, backbone)
                 for seed in seeds:
                     for method in sweep.methods:
                         if (sweep.parameter, value, method, seed) in done:
                             continue
-                        run = run_method(method, seed, data, point_options, point_backbone)
+                        run = study.run(method, seed, (sweep.parameter, value))
                         runs_path.parent.mkdir(parents=True, exist_ok=True)
                         with runs_path.open("a") as f:
                             f.write(json.dumps({"parameter": sweep.parameter, "value": value, **record(run)}) + "\n")

@@ -42,7 +42,7 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 from scipy import stats
 
-from recprivacy.config import Config, StudyOptions
+from recprivacy.config import Config, StudyOptions, validate_options
 from recprivacy.data.interactions import Interactions
 from recprivacy.data.preprocess import keep_recent, preprocess
 from recprivacy.data.registry import load_dataset
@@ -493,6 +493,53 @@ def run_sweep(sweep: SweepSpec, data: SequenceData, options: DIPSGNNOptions, bac
     png = line_plot({METHODS[m][1]: (sweep.values, curves[m]) for m in sweep.methods}, sweep.parameter, "Recall@20 (%)",
                     markers=True)
     return table, results.add_figure(key, png, f"Recall@20 against {sweep.parameter} (paper Figs. 3-6)")
+
+
+@dataclass(frozen=True)
+class DIPSGNNStudy:
+    """The study's public entry for scripts that run it one (method, seed) at a time (the
+    benchmarks resume long grids that way): the prepared data, the options and the backbone,
+    and the study's own steps on them. A sweep point is ``(parameter, value)`` (Figs. 3-6)."""
+
+    config: Config
+    options: DIPSGNNOptions
+    backbone: dict[str, Any]
+    data: SequenceData | None = None
+
+    @classmethod
+    def load(cls, config: Config, prepare: bool = True) -> "DIPSGNNStudy":
+        """Validate the study options and, with ``prepare``, run steps 1-2 of the protocol
+        (module docstring; without, the study can only summarise and name its defaults)."""
+        options = validate_options(DIPSGNNOptions, config.study_options)
+        data = prepare_sequences(config, options, new_results(config)) if prepare else None
+        return cls(config, options, backbone_params(config), data)
+
+    @property
+    def prepared(self) -> SequenceData:
+        if self.data is None:
+            raise ConfigError("this DIPSGNN study was loaded without its data (prepare=False)")
+        return self.data
+
+    def at(self, point: tuple[str, float] | None) -> tuple[DIPSGNNOptions, dict[str, Any]]:
+        """Options and backbone of a sweep point (the study's own without one)."""
+        return (self.options, self.backbone) if point is None else sweep_point(*point, self.options, self.backbone)
+
+    def model(self, method: str, seed: int, point: tuple[str, float] | None = None) -> Recommender:
+        """The unfitted recommender of ``method`` (a Table 2 row or ablation)."""
+        return build_method(method, *self.at(point), seed)
+
+    def evaluate(self, model: Recommender) -> tuple[dict[str, float], dict[str, float]]:
+        """Test metrics x100 of a fitted model: paper protocol and training items masked."""
+        data = self.prepared
+        return evaluate_samples(model, data.test_samples, data.train.to_csr(), data.full.n_items, self.options.max_len)
+
+    def run(self, method: str, seed: int, point: tuple[str, float] | None = None) -> MethodRun:
+        """Fit ``method`` at ``seed`` (at a sweep point) and evaluate it (step 3-4)."""
+        return run_method(method, seed, self.prepared, *self.at(point))
+
+    def default(self, parameter: str) -> float:
+        """The study's own value of a swept parameter."""
+        return sweep_default(parameter, self.options, self.backbone)
 
 
 def run_dipsgnn(config: Config, options: DIPSGNNOptions) -> Results:
