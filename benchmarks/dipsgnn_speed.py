@@ -34,9 +34,9 @@ import numpy as np
 import torch
 
 from recprivacy.config import load_config
-from recprivacy.experiments.dipsgnn import DIPSGNNStudy
+from recprivacy.experiments.dipsgnn import GRAPH_MODELS, DIPSGNNStudy
 from recprivacy.io import write_text_atomic
-from recprivacy.models.srgnn import SRGNN, SequenceSamples
+from recprivacy.models.srgnn import SequenceSamples
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = "SRGNN,APGNN,DIPSGNN,DIPSGNN_legacy,EdgeRand,DPSGD,BPRMF,LightGCN,SASRec,DPMF_imp,DPMF_exp"
@@ -56,15 +56,16 @@ def one_epoch(method: str, study: DIPSGNNStudy) -> dict:
     """CPU and wall seconds of one training epoch of ``method`` (seed 0), and for the SR-GNN
     family of one validation pass and of the test evaluation."""
     model = study.model(method, seed=0)
-    if isinstance(model, SRGNN):
-        model.n_epochs, model.valid_fraction = 1, 0.0
+    if isinstance(model, GRAPH_MODELS):
+        backbone = getattr(model, "backbone", model)  # a private variant trains a copy of its backbone
+        backbone.n_epochs, backbone.valid_fraction = 1, 0.0
     else:
         model.n_epochs = 1
     clock = Clock()
     model.fit(study.prepared.train)
     cpu, wall = clock.read()
     out = {"cpu": cpu, "wall": wall}
-    if isinstance(model, SRGNN):
+    if isinstance(model, GRAPH_MODELS):
         samples = SequenceSamples.prefixes(model.sequences_)
         held = samples.subset(np.sort(np.random.default_rng(0).permutation(len(samples))[: len(samples) // 10]))
         clock = Clock()

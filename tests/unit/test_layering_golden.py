@@ -17,14 +17,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
 from recprivacy.data.interactions import Interactions
+from recprivacy.defenses.dipsgnn import DIPSGNN
+from recprivacy.defenses.dpsgd import DPSGD
+from recprivacy.defenses.edgerand import EdgeRand
 from recprivacy.defenses.federated_dp import make_baseline
 from recprivacy.federated.features import user_features
 from recprivacy.federated.models import make_federated_model
 from recprivacy.federated.protocol import LocalTraining
 from recprivacy.federated.simulator import FederatedSimulator
+from recprivacy.models.srgnn import SRGNN
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "private_training_seed0.json").read_text())
 
@@ -52,3 +55,34 @@ def test_federated_baselines_give_the_recorded_features_and_uploads(name: str) -
     assert set(uploads) == set(golden["uploads"])
     for key, value in uploads.items():
         np.testing.assert_array_equal(value.double().ravel().numpy(), golden["uploads"][key], err_msg=key)
+
+
+def _sequences() -> Interactions:
+    rng = np.random.default_rng(1)
+    items = np.stack([rng.choice(15, size=8, replace=False) for _ in range(12)]).ravel()
+    features = pd.DataFrame({"gender": rng.choice(["F", "M"], size=12), "age": rng.choice([1, 18, 25], size=12)})
+    return Interactions(np.repeat(np.arange(12), 8), items, 12, 15, timestamps=np.tile(np.arange(8), 12), user_features=features)
+
+
+def _backbone(**params) -> SRGNN:
+    return SRGNN(**{"adjacency": "count", "user_mode": "features", "hidden": 8, "user_dim": 4, "n_epochs": 2, "batch_size": 16,
+                    "seed": 0, "user_categorical": ["gender", "age"], **params})
+
+
+SEQUENTIAL = {
+    "dpsgd": lambda: DPSGD(_backbone(), eps1=2.0, noise="simulation"),
+    "dpsgd_id": lambda: DPSGD(_backbone(user_mode="id"), noise="simulation"),
+    "dipsgnn": lambda: DIPSGNN(_backbone(), eps1=2.0, noise="simulation"),
+    "edgerand": lambda: EdgeRand(_backbone(), eps1=2.0, noise="simulation"),
+    "srgnn_count": lambda: _backbone(user_mode="id"),
+}
+
+
+@pytest.mark.parametrize("name", list(SEQUENTIAL))
+def test_private_sequential_models_give_the_recorded_scores_losses_and_epsilons(name: str) -> None:
+    model = SEQUENTIAL[name]().fit(_sequences())
+    golden = GOLDEN[name]
+    np.testing.assert_array_equal(model.score(np.arange(6)).double().ravel().numpy(), golden["scores"])
+    assert [float(v) for v in model.history_.losses] == golden["losses"]
+    statements = model.privacy_statement() if hasattr(model, "privacy_statement") else {}
+    assert {k: s.epsilon for k, s in statements.items()} == golden["eps"]

@@ -12,7 +12,7 @@ import torch
 
 from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.apm import make_defence
-from recprivacy.defenses.dpsgd import DPSGDSRGNN
+from recprivacy.defenses.dpsgd import DPSGD
 from recprivacy.defenses.federated_dp import FeatureLDP
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.runner import new_results
@@ -59,8 +59,8 @@ def test_simulation_needs_a_seed_and_modes_are_checked():
         NoiseSource("simulation")
     with pytest.raises(ConfigError, match="noise: expected 'secure' or 'simulation', got 'seeded'"):
         NoiseSource("seeded", 1)
-    with pytest.raises(ConfigError, match="DPSGDSRGNN.noise"):
-        DPSGDSRGNN(noise="fixed")
+    with pytest.raises(ConfigError, match="DPSGD.noise"):
+        DPSGD.from_params(noise="fixed")
 
 
 # --------------------------------------------------------------------------- mechanisms
@@ -91,7 +91,7 @@ def _sequences(n_users: int = 12, n_items: int = 15, length: int = 8) -> Interac
 
 
 def _dpsgd_weights(noise: str) -> torch.Tensor:
-    model = DPSGDSRGNN(eps2=5.0, delta=1e-3, hidden=8, user_mode="id", user_dim=4, n_epochs=1, batch_size=16,
+    model = DPSGD.from_params(eps2=5.0, delta=1e-3, hidden=8, user_mode="id", user_dim=4, n_epochs=1, batch_size=16,
                        seed=3, noise=noise)
     return model.fit(_sequences()).net_.item_emb.weight.detach().clone()
 
@@ -138,7 +138,7 @@ def test_statements_and_results_name_the_noise():
     assert "  noise:      simulation (seeded, not protection): seed 7, for experiments only" in str(stamped)
     assert stamped.to_dict()["noise"] == stamped.noise
     assert "secure: operating-system entropy" in str(NoiseSource().stamp(statement))
-    statements = DPSGDSRGNN(hidden=8, user_mode="id", user_dim=4, n_epochs=1, batch_size=16, seed=1,
+    statements = DPSGD.from_params(hidden=8, user_mode="id", user_dim=4, n_epochs=1, batch_size=16, seed=1,
                             noise="simulation").fit(_sequences()).privacy_statement()
     assert all(s.noise.startswith("simulation (seeded, not protection)") for s in statements.values())
 

@@ -49,8 +49,9 @@ from recprivacy.data.registry import load_dataset
 from recprivacy.data.split import random_split, temporal_split
 from recprivacy.defenses.dipsgnn import DIPSGNN
 from recprivacy.defenses.dpmf import DPMF
-from recprivacy.defenses.dpsgd import DPSGDSRGNN
+from recprivacy.defenses.dpsgd import DPSGD
 from recprivacy.defenses.edgerand import EdgeRand
+from recprivacy.defenses.private_srgnn import PrivateSRGNN
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.audit import AuditContext, Risk, SectionWriter, register_audit_section, utility_change
 from recprivacy.experiments.results import Results
@@ -67,6 +68,8 @@ from recprivacy.privacy.accounting import PrivacyStatement
 from recprivacy.progress import progress
 from recprivacy.report.figures import line_plot
 
+#: the SR-GNN family: scored per prefix graph, epochs selected on held-out prefixes
+GRAPH_MODELS = (SRGNN, PrivateSRGNN)
 PAPER_METRICS = ("recall@20", "mrr@20", "recall@10", "mrr@10")
 #: paper 002, Table 2 (values in %, columns R@20, M@20, R@10, M@10; eps1 = 20, eps2 = 5)
 PAPER_TABLE2: dict[str, dict[str, tuple[float, float, float, float]]] = {
@@ -232,7 +235,8 @@ def _graph_params(options: DIPSGNNOptions, backbone: dict[str, Any]) -> dict[str
 def build_method(name: str, options: DIPSGNNOptions, backbone: dict[str, Any], seed: int) -> Recommender:
     """The recommender of a Table 2 row (or ablation), seeded, with ``method_params`` applied."""
     g = {**_graph_params(options, backbone), "seed": seed}
-    priv = {"eps1": options.eps1, "eps2": options.eps2, "delta": options.delta}
+    noise = g.pop("noise")
+    priv = {"eps1": options.eps1, "eps2": options.eps2, "delta": options.delta, "noise": noise}
     extra = options.method_params.get(name, {})
     builders: dict[str, Callable[[], Recommender]] = {
         "BPRMF": lambda: BPRMF(**{"seed": seed, **extra}),
@@ -240,16 +244,16 @@ def build_method(name: str, options: DIPSGNNOptions, backbone: dict[str, Any], s
         "LightGCN": lambda: LightGCN(**{"seed": seed, **extra}),
         "SRGNN": lambda: SRGNN(**{**g, "user_mode": "none", "adjacency": "degree", **extra}),
         "APGNN": lambda: SRGNN(**{**g, "adjacency": "count", **extra}),
-        "DPMF_imp": lambda: DPMF(**{"feedback": "implicit", "epsilon": options.eps2, "seed": seed, "noise": g["noise"], **extra}),
-        "DPMF_exp": lambda: DPMF(**{"feedback": "explicit", "epsilon": options.eps2, "seed": seed, "noise": g["noise"], **extra}),
-        "DPSGD": lambda: DPSGDSRGNN(**{**g, **priv, **extra}),
-        "EdgeRand": lambda: EdgeRand(**{**g, **priv, **extra}),
-        "DIPSGNN": lambda: DIPSGNN(**{**g, **priv, "C": options.C, **extra}),
-        "DIPSGNN_legacy": lambda: DIPSGNN(**{**g, **priv, "C": options.C, "noise_std_mode": "sigma_squared_legacy",
-                                             "noise_at_inference": False, **extra}),
-        "Nonp": lambda: DIPSGNN(**{**g, **priv, "C": options.C, "eps1": math.inf, "eps2": math.inf, **extra}),
-        "Nonp-U": lambda: DIPSGNN(**{**g, **priv, "C": options.C, "eps2": math.inf, "user_mode": "id", **extra}),
-        "Priv-U": lambda: DIPSGNN(**{**g, **priv, "C": options.C, "user_mode": "id", **extra}),
+        "DPMF_imp": lambda: DPMF(**{"feedback": "implicit", "epsilon": options.eps2, "seed": seed, "noise": noise, **extra}),
+        "DPMF_exp": lambda: DPMF(**{"feedback": "explicit", "epsilon": options.eps2, "seed": seed, "noise": noise, **extra}),
+        "DPSGD": lambda: DPSGD.from_params(**{**g, **priv, **extra}),
+        "EdgeRand": lambda: EdgeRand.from_params(**{**g, **priv, **extra}),
+        "DIPSGNN": lambda: DIPSGNN.from_params(**{**g, **priv, "C": options.C, **extra}),
+        "DIPSGNN_legacy": lambda: DIPSGNN.from_params(**{**g, **priv, "C": options.C, "noise_std_mode": "sigma_squared_legacy",
+                                                         "noise_at_inference": False, **extra}),
+        "Nonp": lambda: DIPSGNN.from_params(**{**g, **priv, "C": options.C, "eps1": math.inf, "eps2": math.inf, **extra}),
+        "Nonp-U": lambda: DIPSGNN.from_params(**{**g, **priv, "C": options.C, "eps2": math.inf, "user_mode": "id", **extra}),
+        "Priv-U": lambda: DIPSGNN.from_params(**{**g, **priv, "C": options.C, "user_mode": "id", **extra}),
     }
     return builders[name]()
 
@@ -288,7 +292,7 @@ def sample_scores(model: Recommender, samples: SequenceSamples, max_len: int, ch
     graph of each prefix, SASRec each prefix, the others each sample's user."""
     starts = range(0, len(samples), chunk)
     chunks = [np.arange(lo, min(lo + chunk, len(samples))) for lo in starts]
-    if isinstance(model, SRGNN):
+    if isinstance(model, GRAPH_MODELS):
         yield from zip(chunks, model.score_samples(samples, chunk))
     elif isinstance(model, SASRec):
         for idx in chunks:
@@ -302,7 +306,7 @@ def evaluate_samples(model: Recommender, samples: SequenceSamples, seen: sp.csr_
                      max_len: int, ks: Sequence[int] = (10, 20)) -> tuple[dict[str, float], dict[str, float]]:
     """Metrics x100 of the full ranking (paper protocol) and with training items masked."""
     k = min(max(ks), n_items)
-    if isinstance(model, SRGNN) and not model.net_.scores_are_random():
+    if isinstance(model, GRAPH_MODELS) and not model.net_.scores_are_random():
         # means over samples do not depend on their order; grouped by length, batches pad less
         samples = samples.by_length(max_len)
     plain, masked = [], []
@@ -322,7 +326,7 @@ def run_method(name: str, seed: int, data: SequenceData, options: DIPSGNNOptions
     """Fit one method at one seed and evaluate it on the test samples."""
     model = build_method(name, options, backbone, seed)
     start = time.perf_counter()
-    if isinstance(model, SRGNN):
+    if isinstance(model, GRAPH_MODELS):
         model.fit(data.train)
     else:
         fit_part, valid = random_split(data.train, ratios=(0.9, 0.1), seed=seed)
@@ -624,9 +628,8 @@ def dipsgnn_section(ctx: AuditContext, out: SectionWriter) -> None:
                   "(a private sequential recommender) is not offered as its alternative.")
         return
     o = ctx.options
-    model = DIPSGNN(eps1=o.eps1, eps2=o.eps2, delta=o.delta, C=o.C, n_epochs=o.n_epochs, seed=ctx.config.seed,
-                    noise=ctx.config.noise,
-                    **_audit_features(o, ctx.data.train))
+    model = DIPSGNN.from_params(eps1=o.eps1, eps2=o.eps2, delta=o.delta, C=o.C, n_epochs=o.n_epochs, seed=ctx.config.seed,
+                                noise=ctx.config.noise, **_audit_features(o, ctx.data.train))
     model.fit(ctx.data.train, ctx.data.valid)
     ks = ctx.config.eval.ks
     target, private = test_metrics(ctx.model, ctx.data, ks), test_metrics(model, ctx.data, ks)
