@@ -15,7 +15,7 @@ from recprivacy.defenses.dpmf import SENSITIVITY, DPMF, objective_noise
 from recprivacy.defenses.dpsgd import DPSGD, per_sample_grads
 from recprivacy.defenses.edgerand import EdgeRand, NoisyAdjacencyNet
 from recprivacy.errors import ConfigError, DataError
-from recprivacy.models.srgnn import SRGNN, SequenceSamples, batch_inputs, session_graphs
+from recprivacy.models.srgnn import SRGNN, SequenceSamples, SRGNNNet, batch_inputs, session_graphs
 from recprivacy.privacy import dpsgd_epsilon
 
 DELTA = 2.5e-7
@@ -168,3 +168,29 @@ def test_dpmf_explicit_needs_bounded_ratings() -> None:
         DPMF(feedback="explicit", n_epochs=1).fit(bad)
     with pytest.raises(ConfigError, match="feedback"):
         DPMF(feedback="ratings")
+
+
+# --------------------------------------------------------------------------- the backbone as an object
+
+
+def test_dpsgd_engine_trains_a_copy_of_any_srgnn_backbone_with_its_own_network() -> None:
+    data = sequences_data()
+    backbone = SRGNN(adjacency="degree", seed=4, **SMALL)
+    engine = DPSGD(backbone, noise="simulation").fit(data)
+    assert not hasattr(backbone, "net_") and backbone.hooks is not engine  # the backbone passed in is untouched
+    assert type(engine.net_) is SRGNNNet  # the backbone's own network: the engine changes only the steps
+    assert engine.net_.adjacency_mode == "degree" and engine.steps_ == 2 * engine.steps_per_epoch_
+    assert engine.privacy_statement()["training samples, whole training run"].epsilon == pytest.approx(5.0, rel=0.05)
+    flat = DPSGD.from_params(adjacency="degree", seed=4, noise="simulation", **SMALL).fit(data)
+    assert torch.equal(flat.score(np.arange(4)), engine.score(np.arange(4)))
+
+
+def test_wrapped_backbones_are_checked_and_their_parameters_stay_on_the_backbone() -> None:
+    with pytest.raises(ConfigError, match="adjacency must be 'count'"):
+        EdgeRand(SRGNN())  # EdgeRand perturbs raw transition counts
+    with pytest.raises(ConfigError, match="expected an SRGNN, got dict"):
+        DPSGD({"hidden": 8})
+    model = EdgeRand(SRGNN(adjacency="count", hidden=8))
+    assert model.hidden == 8 and model.seed == 0
+    with pytest.raises(ConfigError, match="n_epochs is a backbone parameter"):
+        model.n_epochs = 1

@@ -110,6 +110,9 @@ class PrivateSRGNN(TrainingHooks, NoiseMixin, Recommender):
         return self.backbone.serves_new_users
 
     # ------------------------------------------------------------------ hooks and claims
+    def label(self, model: SRGNN) -> str:
+        return type(self).__name__
+
     def user_features(self, model: SRGNN, table: pd.DataFrame) -> pd.DataFrame:
         """DIPSGNN Algorithm 3 with ``eps1`` from the ``"user features"`` stream."""
         rng: np.random.Generator = self.noise_source().generator("user features")

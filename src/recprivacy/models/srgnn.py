@@ -350,6 +350,10 @@ class TrainingHooks:
     """What a defence wrapping SR-GNN may change in its training (module docstring, "Layering");
     these defaults are the plain model."""
 
+    def label(self, model: "SRGNN") -> str:
+        """What progress messages call the model being trained."""
+        return type(model).__name__
+
     def user_features(self, model: "SRGNN", table: pd.DataFrame) -> pd.DataFrame:
         """Encoded user features ``x_u``, one row per user (clean)."""
         return encode_features(table, model.user_numeric, model.user_categorical, bounds=model.user_bounds,
@@ -525,7 +529,7 @@ class SRGNN(Recommender):
             return total / len(samples)
 
         self.history_: TrainingHistory = fit_epochs(self.net_, run_epoch, self.n_epochs, validate, 1, self.patience,
-                                                    desc=type(self).__name__)
+                                                    desc=self.hooks.label(self))
 
     def graphs(self, samples: SequenceSamples, idx: np.ndarray) -> SessionGraphs:
         """The padded session graphs of ``samples[idx]`` (inputs cut to ``max_len``)."""
