@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 import torch
@@ -182,8 +185,6 @@ def _train() -> Interactions:
     users = np.repeat(np.arange(8), 6)
     items = np.concatenate([rng.choice(15, 6, replace=False) for _ in range(8)])
     feats = {"gender": np.array(list("MFMFMFMM")), "age": np.array([20, 30, 40, 50, 25, 37, 61, 18])}
-    import pandas as pd
-
     return Interactions(users, items, 8, 15, ratings=rng.integers(1, 6, 48).astype(float), user_features=pd.DataFrame(feats))
 
 
@@ -203,15 +204,39 @@ def test_fgerai_nl_leaves_features_untouched_and_fgerai_randomises_them():
         assert np.array_equal(sim2.features[:, cols].sum(axis=1), np.ones(train.n_users))
 
 
-@pytest.mark.parametrize("name", ["fgerai", "fgerai_nl", "fdpmf"])
-def test_uploads_carry_no_added_noise(name):
-    train = _train()
+def _baseline_run(name: str, train: Interactions) -> tuple[FederatedSimulator, object]:
+    """A seeded 4-client simulator of baseline ``name`` on ``train`` (2 local epochs)."""
     feats = user_features(train)
     baseline = make_baseline(name, feats.blocks)
     model = make_federated_model(baseline.model or "fedrec", train.n_items, feats.dim, 4)
     local = LocalTraining(lr=0.01, local_epochs=2, batch_size=4, n_negatives=1)
     sim = FederatedSimulator(model, train, feats.x, local, 4, seed=5, objective=baseline.objective,
                              feature_privacy=baseline.features, init_std=0.1, noise="simulation")
+    return sim, baseline
+
+
+@pytest.mark.parametrize("name", ["fgerai", "fgerai_nl", "fdpmf"])
+def test_baselines_give_the_features_and_uploads_recorded_before_the_layering_refactor(name):
+    """``golden/private_training_seed0.json`` (recorded at 3438802, when the defences still
+    imported the protocol): same randomised features and second-round uploads."""
+    items = np.concatenate([np.random.default_rng(0).choice(15, 6, replace=False) for _ in range(8)])
+    feats = {"gender": np.array(list("MFMFMFMM")), "age": np.array([20, 30, 40, 50, 25, 37, 61, 18])}
+    train = Interactions(np.repeat(np.arange(8), 6), items, 8, 15, ratings=np.random.default_rng(5).integers(1, 6, 48).astype(float),
+                         user_features=pd.DataFrame(feats))
+    sim, _ = _baseline_run(name, train)
+    sim.run_round()
+    uploads = sim.run_round().uploads
+    golden = json.loads((Path(__file__).parent / "golden" / "private_training_seed0.json").read_text())[name]
+    np.testing.assert_array_equal(np.asarray(sim.features, np.float64).ravel(), golden["features"])
+    assert set(uploads) == set(golden["uploads"])
+    for key, value in uploads.items():
+        np.testing.assert_array_equal(value.double().ravel().numpy(), golden["uploads"][key], err_msg=key)
+
+
+@pytest.mark.parametrize("name", ["fgerai", "fgerai_nl", "fdpmf"])
+def test_uploads_carry_no_added_noise(name):
+    sim, baseline = _baseline_run(name, _train())
+    model, local = sim.model, sim.local
     before = {k: v.clone() for k, v in sim.params.items()}
     private = {k: v.clone() for k, v in sim.private.items()}
     up = sim.run_round()
