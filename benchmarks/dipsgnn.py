@@ -40,6 +40,7 @@ from recprivacy.experiments.dipsgnn import (
     ordering_text,
 )
 from recprivacy.io import write_text_atomic
+from recprivacy.metrics.summary import mean_sd
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
@@ -78,7 +79,7 @@ def summarise(records: list[dict], column: str | None) -> dict:
         out["methods"][m] = {
             "label": METHODS[m][1], "seeds": [r["seed"] for r in rs],
             "mean": {k: float(np.mean([r["metrics"][k] for r in rs])) for k in PAPER_METRICS},
-            "std": {k: float(np.std([r["metrics"][k] for r in rs], ddof=1)) if len(rs) > 1 else 0.0 for k in PAPER_METRICS},
+            "std": {k: mean_sd(r["metrics"][k] for r in rs).sd_or_none for k in PAPER_METRICS},
             "masked_mean": {k: float(np.mean([r["masked"][k] for r in rs])) for k in PAPER_METRICS},
             "paper": dict(zip(PAPER_METRICS, PAPER_TABLE2.get(column or "", {}).get(m, (None,) * 4))),
             "epsilon": eps,

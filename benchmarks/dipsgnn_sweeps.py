@@ -21,12 +21,12 @@ import argparse
 import json
 from pathlib import Path
 
-import numpy as np
 from dipsgnn import OUT, RESULTS, ROOT, load_records, record
 
 from recprivacy.config import load_config
 from recprivacy.experiments.dipsgnn import METHODS, DIPSGNNStudy, SweepSpec
 from recprivacy.io import write_text_atomic
+from recprivacy.metrics.summary import format_mean_sd, mean_sd
 
 METRICS = ("recall@20", "mrr@20")
 
@@ -53,9 +53,7 @@ def summarise(sweeps: list[SweepSpec], defaults: dict[str, float], sweep_records
         for value in sweep.values:
             runs = point_runs(sweep, value, defaults[sweep.parameter], sweep_records, table2_records)
             cells = {m: {"seeds": [r["seed"] for r in rs],
-                         **{k: [float(np.mean([r["metrics"][k] for r in rs])),
-                                float(np.std([r["metrics"][k] for r in rs], ddof=1)) if len(rs) > 1 else 0.0]
-                            for k in METRICS if rs}}
+                         **{k: [(s := mean_sd(r["metrics"][k] for r in rs)).mean, s.sd_or_none] for k in METRICS if rs}}
                      for m, rs in runs.items()}
             rows.append({"value": value, "default": value == defaults[sweep.parameter], "methods": cells})
         out[sweep.parameter] = rows
@@ -75,7 +73,7 @@ def markdown(summary: dict) -> str:
                 c = row["methods"][m]
                 one = len(c["seeds"]) == 1  # no spread to show from a single seed
                 cells.append("not run" if not c["seeds"] else
-                             " / ".join(f"{c[k][0]:.2f}" + ("" if one else f" ± {c[k][1]:.2f}") for k in METRICS)
+                             " / ".join(f"{c[k][0]:.2f}" if one else format_mean_sd(*c[k], 2) for k in METRICS)
                              + f" [{len(c['seeds'])}]")
             label = f"{row['value']:g}" + (" (Table 2 runs)" if row["default"] else "")
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
