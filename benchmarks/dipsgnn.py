@@ -27,23 +27,20 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from recprivacy.config import load_config, validate_options
+from recprivacy.config import load_config
 from recprivacy.experiments.dipsgnn import (
     METHODS,
     PAPER_COLUMN_OF,
     PAPER_METRICS,
-    DIPSGNNOptions,
+    DIPSGNNStudy,
     MethodRun,
-    backbone_params,
     gap_text,
     improvement,
     ordering_text,
     paper_table2,
-    prepare_sequences,
-    run_method,
 )
-from recprivacy.experiments.runner import new_results
 from recprivacy.io import write_text_atomic
+from recprivacy.metrics.summary import mean_sd
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
@@ -82,7 +79,7 @@ def summarise(records: list[dict], column: str | None) -> dict:
         out["methods"][m] = {
             "label": METHODS[m][1], "seeds": [r["seed"] for r in rs],
             "mean": {k: float(np.mean([r["metrics"][k] for r in rs])) for k in PAPER_METRICS},
-            "std": {k: float(np.std([r["metrics"][k] for r in rs], ddof=1)) if len(rs) > 1 else 0.0 for k in PAPER_METRICS},
+            "std": {k: mean_sd(r["metrics"][k] for r in rs).sd_or_none for k in PAPER_METRICS},
             "masked_mean": {k: float(np.mean([r["masked"][k] for r in rs])) for k in PAPER_METRICS},
             "paper": dict(zip(PAPER_METRICS, paper_table2(column).get(m, (None,) * 4))),
             "epsilon": eps,
@@ -134,18 +131,17 @@ def main() -> None:
     runs_path.parent.mkdir(parents=True, exist_ok=True)
     updates = {"dataset.data_dir": args.data_dir} if args.data_dir else {}
     config = load_config(args.config, overrides=args.set, updates=updates)
-    options: DIPSGNNOptions = validate_options(DIPSGNNOptions, config.study_options)
+    study = DIPSGNNStudy.load(config, prepare=not args.summary_only)
+    options = study.options
     if not args.summary_only:
         methods = args.methods.split(",") if args.methods else options.methods
         seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else options.seeds
         done = {(r["method"], r["seed"]) for r in load_records(runs_path)} if args.resume else set()
-        data = prepare_sequences(config, options, new_results(config))
-        backbone = backbone_params(config)
         for method in methods:
             for seed in seeds:
                 if (method, seed) in done:
                     continue
-                run = run_method(method, seed, data, options, backbone)
+                run = study.run(method, seed)
                 with runs_path.open("a") as f:
                     f.write(json.dumps(record(run)) + "\n")
                 print(f"{method} seed {seed}: R@20 {run.metrics['recall@20']:.2f} M@20 {run.metrics['mrr@20']:.2f} "

@@ -33,17 +33,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from recprivacy.config import load_config, validate_options
-from recprivacy.experiments.dipsgnn import (
-    DIPSGNNOptions,
-    backbone_params,
-    build_method,
-    evaluate_samples,
-    prepare_sequences,
-)
-from recprivacy.experiments.runner import new_results
+from recprivacy.config import load_config
+from recprivacy.experiments.dipsgnn import GRAPH_MODELS, DIPSGNNStudy
 from recprivacy.io import write_text_atomic
-from recprivacy.models.srgnn import SRGNN, SequenceSamples
+from recprivacy.models.srgnn import SequenceSamples
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = "SRGNN,APGNN,DIPSGNN,DIPSGNN_legacy,EdgeRand,DPSGD,BPRMF,LightGCN,SASRec,DPMF_imp,DPMF_exp"
@@ -59,26 +52,27 @@ class Clock:
         return time.process_time() - self.cpu, time.perf_counter() - self.wall
 
 
-def one_epoch(method: str, data, options: DIPSGNNOptions, backbone: dict) -> dict:
+def one_epoch(method: str, study: DIPSGNNStudy) -> dict:
     """CPU and wall seconds of one training epoch of ``method`` (seed 0), and for the SR-GNN
     family of one validation pass and of the test evaluation."""
-    model = build_method(method, options, backbone, seed=0)
-    if isinstance(model, SRGNN):
-        model.n_epochs, model.valid_fraction = 1, 0.0
+    model = study.model(method, seed=0)
+    if isinstance(model, GRAPH_MODELS):
+        backbone = getattr(model, "backbone", model)  # a private variant trains a copy of its backbone
+        backbone.n_epochs, backbone.valid_fraction = 1, 0.0
     else:
         model.n_epochs = 1
     clock = Clock()
-    model.fit(data.train)
+    model.fit(study.prepared.train)
     cpu, wall = clock.read()
     out = {"cpu": cpu, "wall": wall}
-    if isinstance(model, SRGNN):
+    if isinstance(model, GRAPH_MODELS):
         samples = SequenceSamples.prefixes(model.sequences_)
         held = samples.subset(np.sort(np.random.default_rng(0).permutation(len(samples))[: len(samples) // 10]))
         clock = Clock()
         model.sample_metrics(held, ks=(20,))
         out["valid_cpu"] = clock.read()[0]
         clock = Clock()
-        evaluate_samples(model, data.test_samples, data.train.to_csr(), data.full.n_items, options.max_len)
+        study.evaluate(model)
         out["test_eval_cpu"] = clock.read()[0]
     return out
 
@@ -94,15 +88,13 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     os.environ["RECPRIVACY_TRAIN_THREADS"] = str(args.threads)
     config = load_config(args.config, updates={"dataset.data_dir": args.data_dir} if args.data_dir else {})
-    options = validate_options(DIPSGNNOptions, config.study_options)
-    data = prepare_sequences(config, options, new_results(config))
-    backbone = backbone_params(config)
+    study = DIPSGNNStudy.load(config)
     out = ROOT / "benchmarks" / "out" / "dipsgnn_speed.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     rows = json.loads(out.read_text())["methods"] if out.exists() else {}
     for method in args.methods.split(","):
         load = os.getloadavg()[0]
-        runs = [one_epoch(method, data, options, backbone) for _ in range(args.repeats)]
+        runs = [one_epoch(method, study) for _ in range(args.repeats)]
         row = {"cpu_seconds_per_epoch_median": statistics.median(r["cpu"] for r in runs),
                "seconds_per_epoch_median": statistics.median(r["wall"] for r in runs),
                "all_cpu": [round(r["cpu"], 1) for r in runs], "all": [round(r["wall"], 1) for r in runs],
@@ -116,7 +108,7 @@ def main() -> None:
         print(f"{method:<16}{row['cpu_seconds_per_epoch_median']:>8.1f} CPU s/epoch {row['seconds_per_epoch_median']:>8.1f} wall s"
               f"  (load {load:.2f}){extra}", flush=True)
     summary = {"platform": platform.platform(), "processor": platform.processor() or "unknown",
-               "cpus": os.cpu_count(), "torch": torch.__version__, "training_interactions": len(data.train), "methods": rows}
+               "cpus": os.cpu_count(), "torch": torch.__version__, "training_interactions": len(study.prepared.train), "methods": rows}
     write_text_atomic(out, json.dumps(summary, indent=2))
     print(f"wrote {out}")
 

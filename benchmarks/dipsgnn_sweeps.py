@@ -21,22 +21,12 @@ import argparse
 import json
 from pathlib import Path
 
-import numpy as np
 from dipsgnn import OUT, RESULTS, ROOT, load_records, record
 
-from recprivacy.config import load_config, validate_options
-from recprivacy.experiments.dipsgnn import (
-    METHODS,
-    DIPSGNNOptions,
-    SweepSpec,
-    backbone_params,
-    prepare_sequences,
-    run_method,
-    sweep_default,
-    sweep_point,
-)
-from recprivacy.experiments.runner import new_results
+from recprivacy.config import load_config
+from recprivacy.experiments.dipsgnn import METHODS, DIPSGNNStudy, SweepSpec
 from recprivacy.io import write_text_atomic
+from recprivacy.metrics.summary import format_mean_sd, mean_sd
 
 METRICS = ("recall@20", "mrr@20")
 
@@ -63,9 +53,7 @@ def summarise(sweeps: list[SweepSpec], defaults: dict[str, float], sweep_records
         for value in sweep.values:
             runs = point_runs(sweep, value, defaults[sweep.parameter], sweep_records, table2_records)
             cells = {m: {"seeds": [r["seed"] for r in rs],
-                         **{k: [float(np.mean([r["metrics"][k] for r in rs])),
-                                float(np.std([r["metrics"][k] for r in rs], ddof=1)) if len(rs) > 1 else 0.0]
-                            for k in METRICS if rs}}
+                         **{k: [(s := mean_sd(r["metrics"][k] for r in rs)).mean, s.sd_or_none] for k in METRICS if rs}}
                      for m, rs in runs.items()}
             rows.append({"value": value, "default": value == defaults[sweep.parameter], "methods": cells})
         out[sweep.parameter] = rows
@@ -85,7 +73,7 @@ def markdown(summary: dict) -> str:
                 c = row["methods"][m]
                 one = len(c["seeds"]) == 1  # no spread to show from a single seed
                 cells.append("not run" if not c["seeds"] else
-                             " / ".join(f"{c[k][0]:.2f}" + ("" if one else f" ± {c[k][1]:.2f}") for k in METRICS)
+                             " / ".join(f"{c[k][0]:.2f}" if one else format_mean_sd(*c[k], 2) for k in METRICS)
                              + f" [{len(c['seeds'])}]")
             label = f"{row['value']:g}" + (" (Table 2 runs)" if row["default"] else "")
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
@@ -107,24 +95,22 @@ def main() -> None:
     args = parser.parse_args()
     updates = {"dataset.data_dir": args.data_dir} if args.data_dir else {}
     config = load_config(args.config, overrides=args.set, updates=updates)
-    options: DIPSGNNOptions = validate_options(DIPSGNNOptions, config.study_options)
-    backbone = backbone_params(config)
+    study = DIPSGNNStudy.load(config, prepare=not args.summary_only)
+    options = study.options
     wanted = set(args.sweeps.split(",")) if args.sweeps else {s.parameter for s in options.sweeps}
     sweeps = [s for s in options.sweeps if s.parameter in wanted]
-    defaults = {s.parameter: sweep_default(s.parameter, options, backbone) for s in sweeps}
+    defaults = {s.parameter: study.default(s.parameter) for s in sweeps}
     runs_path = Path(args.runs)
     if not args.summary_only:
         seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else options.seeds
         done = {(r["parameter"], r["value"], r["method"], r["seed"]) for r in load_records(runs_path)} if args.resume else set()
-        data = prepare_sequences(config, options, new_results(config))
         for sweep in sweeps:
             for value in (v for v in sweep.values if v != defaults[sweep.parameter]):
-                point_options, point_backbone = sweep_point(sweep.parameter, value, options, backbone)
                 for seed in seeds:
                     for method in sweep.methods:
                         if (sweep.parameter, value, method, seed) in done:
                             continue
-                        run = run_method(method, seed, data, point_options, point_backbone)
+                        run = study.run(method, seed, (sweep.parameter, value))
                         runs_path.parent.mkdir(parents=True, exist_ok=True)
                         with runs_path.open("a") as f:
                             f.write(json.dumps({"parameter": sweep.parameter, "value": value, **record(run)}) + "\n")

@@ -42,6 +42,7 @@ from recprivacy.config import load_config
 from recprivacy.experiments.federated import METHOD_LABELS, paper_by_attacker, paper_f1, paper_hit20
 from recprivacy.experiments.runner import run_study
 from recprivacy.io import write_text_atomic
+from recprivacy.metrics.summary import format_mean_sd, mean_sd
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
@@ -102,7 +103,8 @@ def load_records(path: Path) -> list[dict]:
 def _stat(values: list[float]) -> dict | None:
     if not values:
         return None
-    return {"mean": float(np.mean(values)), "std": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0, "n": len(values)}
+    summary = mean_sd(values)
+    return {"mean": summary.mean, "std": summary.sd_or_none, "n": summary.n}
 
 
 def summarise(records: list[dict]) -> dict:
@@ -308,7 +310,7 @@ def growth_checks(runs: list[dict], cells: dict, dims: list[int]) -> list[dict]:
 
 
 def _fmt(stat: dict | None) -> str:
-    return "-" if stat is None else f"{stat['mean']:.3f}±{stat['std']:.3f}"
+    return "-" if stat is None else format_mean_sd(stat["mean"], stat["std"])
 
 
 def _paper(value: float | None) -> str:

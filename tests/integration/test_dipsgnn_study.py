@@ -14,6 +14,7 @@ from recprivacy.data.preprocess import keep_recent
 from recprivacy.errors import ConfigError
 from recprivacy.experiments import run_study
 from recprivacy.experiments.dipsgnn import (
+    DIPSGNNStudy,
     MethodRun,
     held_out_samples,
     improvement,
@@ -168,3 +169,18 @@ def test_audit_of_a_non_sequential_target_explains_why_dipsgnn_is_not_offered() 
     r = audit("popularity", {})
     section = next(s for s in r.sections if s.title == "A private alternative: DIPSGNN")
     assert "does not use the order" in section.text and not section.tables
+
+
+def test_public_study_entry_runs_a_method_as_the_study_does() -> None:
+    """``DIPSGNNStudy`` (what the benchmarks call) fits and scores a (method, seed) exactly as
+    ``run_study`` does; a sweep point changes the backbone."""
+    options = {**TINY["study_options"], "methods": ["DIPSGNN"], "seeds": [0], "sweeps": []}
+    config = load_config(base={**TINY, "study_options": options})
+    study = DIPSGNNStudy.load(config)
+    run = study.run("DIPSGNN", 0)
+    results = run_study(config)
+    assert run.metrics["recall@20"] == results.metrics["DIPSGNN/recall@20"]
+    assert study.default("n_steps") == 1 and study.model("DIPSGNN", 0, ("n_steps", 2)).n_steps == 2
+    summary_only = DIPSGNNStudy.load(config, prepare=False)
+    with pytest.raises(ConfigError, match="without its data"):
+        summary_only.run("DIPSGNN", 0)

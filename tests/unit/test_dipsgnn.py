@@ -64,7 +64,7 @@ def test_the_noisy_messages_divided_by_C_do_not_depend_on_C() -> None:
     h, a = torch.randn(3, 6, 9), torch.as_tensor(np.random.default_rng(1).integers(0, 3, (3, 6, 6)), dtype=torch.float32)
     scaled = []
     for C in (0.2, 0.6, 1.0):
-        sigma = DIPSGNN(C=C).sigma_
+        sigma = DIPSGNN.from_params(C=C).sigma_
         assert sigma / C == pytest.approx(0.237407 / 0.2, rel=1e-5)
         m_in, m_out, hidden = layer(C=C, std=sigma, seed=7).train().aggregate(h, a, a)
         scaled.append(torch.cat([m_in, m_out, hidden], dim=-1) / C)
@@ -87,21 +87,21 @@ def test_noise_at_inference_flag_controls_the_scoring_passes() -> None:
 
 @pytest.mark.parametrize("T, C, sigma", [(1, 0.2, 0.237407), (1, 0.5, 0.593517), (5, 0.2, 0.530857)])
 def test_sigma_follows_theorem_4_2_and_legacy_mode_uses_sigma_squared(T: int, C: float, sigma: float) -> None:
-    model = DIPSGNN(C=C, n_steps=T)
+    model = DIPSGNN.from_params(C=C, n_steps=T)
     assert model.sigma_ == pytest.approx(sigma, abs=6e-7) and model.noise_std == model.sigma_
-    legacy = DIPSGNN(C=C, n_steps=T, noise_std_mode="sigma_squared_legacy")
+    legacy = DIPSGNN.from_params(C=C, n_steps=T, noise_std_mode="sigma_squared_legacy")
     assert legacy.noise_std == pytest.approx(model.sigma_**2, rel=1e-12) == pytest.approx(sigma**2, rel=1e-5)
-    assert DIPSGNN(eps2=math.inf).noise_std == 0.0
+    assert DIPSGNN.from_params(eps2=math.inf).noise_std == 0.0
 
 
 @pytest.mark.parametrize(
     "bad, message",
     [({"eps1": 0.0}, "eps1"), ({"eps2": -1.0}, "eps2"), ({"delta": 1.0}, "delta"), ({"delta": 0.0}, "delta"),
-     ({"C": 0.0}, "C must"), ({"noise_std_mode": "sigma2"}, "noise_std_mode"), ({"adjacency": "degree"}, "fixed")],
+     ({"C": 0.0}, "C must"), ({"noise_std_mode": "sigma2"}, "noise_std_mode"), ({"adjacency": "degree"}, "adjacency must be 'count'")],
 )
 def test_bad_privacy_parameters_are_one_line_config_errors(bad: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message) as err:
-        DIPSGNN(**bad)
+        DIPSGNN.from_params(**bad)
     assert "\n" not in str(err.value)
 
 
@@ -123,7 +123,7 @@ def tiny_data(age_of_user0: int = 25) -> Interactions:
 
 def fit(data: Interactions | None = None, **params) -> DIPSGNN:
     params = {"hidden": 8, "user_dim": 4, "n_epochs": 2, "batch_size": 16, "user_categories": ML1M_CATEGORIES, **params}
-    return DIPSGNN(**params).fit(data if data is not None else tiny_data())
+    return DIPSGNN.from_params(**params).fit(data if data is not None else tiny_data())
 
 
 def test_features_are_perturbed_once_per_user_and_clean_at_infinite_budget() -> None:
@@ -160,7 +160,7 @@ def test_edge_reuse_counts_whole_sequences_scored_for_validation() -> None:
     from recprivacy.data.split import temporal_split
 
     train, valid = temporal_split(tiny_data(), leave_last=1)  # 7 training items per user
-    model = DIPSGNN(hidden=8, user_dim=4, n_epochs=1, user_categories=ML1M_CATEGORIES).fit(train, valid)
+    model = DIPSGNN.from_params(hidden=8, user_dim=4, n_epochs=1, user_categories=ML1M_CATEGORIES).fit(train, valid)
     assert model.edge_reuse() == (7 - 2) + 1
 
 

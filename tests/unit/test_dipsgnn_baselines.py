@@ -12,10 +12,10 @@ import torch.nn.functional as F
 
 from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.dpmf import SENSITIVITY, DPMF, objective_noise
-from recprivacy.defenses.dpsgd import DPSGDSRGNN
+from recprivacy.defenses.dpsgd import DPSGD, per_sample_grads
 from recprivacy.defenses.edgerand import EdgeRand, NoisyAdjacencyNet
 from recprivacy.errors import ConfigError, DataError
-from recprivacy.models.srgnn import SRGNN, SequenceSamples, batch_inputs, session_graphs
+from recprivacy.models.srgnn import SRGNN, SequenceSamples, SRGNNNet, batch_inputs, session_graphs
 from recprivacy.privacy import dpsgd_epsilon
 
 DELTA = 2.5e-7
@@ -36,7 +36,7 @@ SMALL = {"hidden": 8, "user_mode": "id", "user_dim": 4, "n_epochs": 2, "batch_si
 
 
 def test_edgerand_sigma_and_noise_only_on_the_real_node_block() -> None:
-    assert EdgeRand().sigma_ == pytest.approx(1.187033, abs=1e-6)
+    assert EdgeRand.from_params().sigma_ == pytest.approx(1.187033, abs=1e-6)
     samples = SequenceSamples.whole([np.array([1, 2, 3]), np.array([4, 5, 6, 7, 8, 4])], np.arange(2))
     graphs = session_graphs(*batch_inputs(samples, np.arange(2), 100, 10), 10)
     net = NoisyAdjacencyNet(10, 6, 1, None, 1.0, True, torch.Generator().manual_seed(0)).train()
@@ -50,14 +50,14 @@ def test_edgerand_sigma_and_noise_only_on_the_real_node_block() -> None:
 
 def test_edgerand_without_noise_is_the_non_private_count_model() -> None:
     data = sequences_data()
-    a = EdgeRand(eps1=math.inf, eps2=math.inf, seed=2, **SMALL).fit(data)
+    a = EdgeRand.from_params(eps1=math.inf, eps2=math.inf, seed=2, **SMALL).fit(data)
     b = SRGNN(adjacency="count", seed=2, **SMALL).fit(data)
     assert torch.equal(a.score(np.arange(4)), b.score(np.arange(4)))
     assert not a.privacy_statement()["edges, whole training run"].formal
 
 
 def test_edgerand_statement_composes_one_release_per_forward_pass() -> None:
-    model = EdgeRand(**SMALL).fit(sequences_data())
+    model = EdgeRand.from_params(**SMALL).fit(sequences_data())
     s = model.privacy_statement()
     assert s["edges, one forward pass (paper)"].epsilon == 5.0
     assert s["edges, whole training run"].epsilon > 5.0
@@ -69,15 +69,15 @@ def test_edgerand_statement_composes_one_release_per_forward_pass() -> None:
 
 def test_per_sample_gradients_equal_single_sample_autograd() -> None:
     data = sequences_data()
-    model = DPSGDSRGNN(**{**SMALL, "n_epochs": 1}).fit(data)
+    model = DPSGD.from_params(**{**SMALL, "n_epochs": 1}).fit(data)
     samples = SequenceSamples.prefixes(data.sequences())
     idx = np.array([0, 5, 9])
     params = {k: v.detach() for k, v in model.net_.named_parameters()}
-    grads, losses = model._per_sample_grads(params, samples, idx)
+    grads, losses = per_sample_grads(model.model_, params, samples, idx)
     for row, i in enumerate(idx):
         model.net_.zero_grad()
         one = np.array([i])
-        loss = F.cross_entropy(model.net_(model._graphs(samples, one), torch.from_numpy(samples.users[one])),
+        loss = F.cross_entropy(model.net_(model.graphs(samples, one), torch.from_numpy(samples.users[one])),
                                torch.from_numpy(samples.subset(one).targets()))
         loss.backward()
         assert losses[row].item() == pytest.approx(loss.item(), rel=1e-5)
@@ -87,9 +87,9 @@ def test_per_sample_gradients_equal_single_sample_autograd() -> None:
 
 def test_clipped_sum_is_bounded_by_batch_size_times_clip_norm() -> None:
     data = sequences_data()
-    model = DPSGDSRGNN(max_grad_norm=0.01, **{**SMALL, "n_epochs": 1}).fit(data)
+    model = DPSGD.from_params(max_grad_norm=0.01, **{**SMALL, "n_epochs": 1}).fit(data)
     samples = SequenceSamples.prefixes(data.sequences())
-    summed, _ = model._clipped_sum(samples, np.arange(30))
+    summed, _ = model.clipped_sum(model.model_, samples, np.arange(30))
     total = math.sqrt(sum(float(g.pow(2).sum()) for g in summed.values()))
     assert total <= 30 * 0.01 + 1e-6
 
@@ -105,13 +105,13 @@ def features_data() -> Interactions:
                                     {"user_mode": "features", "user_categorical": ["gender", "age"], "eps1": math.inf}])
 def test_bookkeeping_clipping_equals_the_per_sample_gradient_reference(params: dict) -> None:
     data = features_data() if params.get("user_mode") == "features" else sequences_data()
-    model = DPSGDSRGNN(**{**SMALL, "n_epochs": 1, **params}).fit(data)
+    model = DPSGD.from_params(**{**SMALL, "n_epochs": 1, **params}).fit(data)
     samples = SequenceSamples.prefixes(data.sequences())
     idx = np.arange(0, 60, 2)  # several chunks, several input lengths
     model.per_sample = "vmap"
-    reference, reference_loss = model._clipped_sum(samples, idx)
+    reference, reference_loss = model.clipped_sum(model.model_, samples, idx)
     model.per_sample = "bookkeeping"
-    fast, loss = model._clipped_sum(samples, idx)
+    fast, loss = model.clipped_sum(model.model_, samples, idx)
     assert loss == pytest.approx(reference_loss, rel=1e-6)
     assert fast.keys() == reference.keys()
     for name in reference:
@@ -120,23 +120,23 @@ def test_bookkeeping_clipping_equals_the_per_sample_gradient_reference(params: d
 
 def test_dpsgd_training_is_the_same_with_either_per_sample_method() -> None:
     data = sequences_data()
-    reference = DPSGDSRGNN(seed=3, noise="simulation", **SMALL)
+    reference = DPSGD.from_params(seed=3, noise="simulation", **SMALL)
     reference.per_sample = "vmap"
     reference.fit(data)
-    fast = DPSGDSRGNN(seed=3, noise="simulation", **SMALL).fit(data)
+    fast = DPSGD.from_params(seed=3, noise="simulation", **SMALL).fit(data)
     assert fast.history_.losses == pytest.approx(reference.history_.losses, rel=1e-5)
     torch.testing.assert_close(fast.score(np.arange(6)), reference.score(np.arange(6)), rtol=1e-4, atol=1e-5)
 
 
 def test_dpsgd_noise_is_calibrated_to_the_target_and_the_statement_uses_steps_taken() -> None:
-    model = DPSGDSRGNN(eps2=3.0, **SMALL).fit(sequences_data())
+    model = DPSGD.from_params(eps2=3.0, **SMALL).fit(sequences_data())
     assert model.noise_multiplier_ > 0 and model.steps_ == 2 * model.steps_per_epoch_
     eps = dpsgd_epsilon(model.noise_multiplier_, model.sample_rate_, model.steps_, DELTA)
     assert eps <= 3.0 + 1e-9
     statement = model.privacy_statement()["training samples, whole training run"]
     assert statement.epsilon == pytest.approx(eps) and "group privacy" in statement.notes[0]
     with pytest.raises(ConfigError, match="max_grad_norm"):
-        DPSGDSRGNN(max_grad_norm=0)
+        DPSGD.from_params(max_grad_norm=0)
 
 
 # --------------------------------------------------------------------------- DPMF
@@ -168,3 +168,29 @@ def test_dpmf_explicit_needs_bounded_ratings() -> None:
         DPMF(feedback="explicit", n_epochs=1).fit(bad)
     with pytest.raises(ConfigError, match="feedback"):
         DPMF(feedback="ratings")
+
+
+# --------------------------------------------------------------------------- the backbone as an object
+
+
+def test_dpsgd_engine_trains_a_copy_of_any_srgnn_backbone_with_its_own_network() -> None:
+    data = sequences_data()
+    backbone = SRGNN(adjacency="degree", seed=4, **SMALL)
+    engine = DPSGD(backbone, noise="simulation").fit(data)
+    assert not hasattr(backbone, "net_") and backbone.hooks is not engine  # the backbone passed in is untouched
+    assert type(engine.net_) is SRGNNNet  # the backbone's own network: the engine changes only the steps
+    assert engine.net_.adjacency_mode == "degree" and engine.steps_ == 2 * engine.steps_per_epoch_
+    assert engine.privacy_statement()["training samples, whole training run"].epsilon == pytest.approx(5.0, rel=0.05)
+    flat = DPSGD.from_params(adjacency="degree", seed=4, noise="simulation", **SMALL).fit(data)
+    assert torch.equal(flat.score(np.arange(4)), engine.score(np.arange(4)))
+
+
+def test_wrapped_backbones_are_checked_and_their_parameters_stay_on_the_backbone() -> None:
+    with pytest.raises(ConfigError, match="adjacency must be 'count'"):
+        EdgeRand(SRGNN())  # EdgeRand perturbs raw transition counts
+    with pytest.raises(ConfigError, match="expected an SRGNN, got dict"):
+        DPSGD({"hidden": 8})
+    model = EdgeRand(SRGNN(adjacency="count", hidden=8))
+    assert model.hidden == 8 and model.seed == 0
+    with pytest.raises(ConfigError, match="n_epochs is a backbone parameter"):
+        model.n_epochs = 1

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 import torch
@@ -22,8 +25,8 @@ from recprivacy.defenses.federated_dp import (
 from recprivacy.errors import ConfigError
 from recprivacy.federated.features import user_features
 from recprivacy.federated.models import ITEM, make_federated_model
-from recprivacy.federated.protocol import (ClientBatch, LocalTraining, Schedule, client_noise, client_rng, client_schedule,
-                                           local_update)
+from recprivacy.federated.protocol import (ClientBatch, LocalTraining, Schedule, client_features, client_noise, client_rng,
+                                           client_schedule, local_update)
 from recprivacy.federated.simulator import FederatedSimulator
 from recprivacy.privacy import NoiseSource
 
@@ -62,7 +65,7 @@ def test_functional_mechanism_noise_is_laplace_with_the_configured_scale_and_zer
     valid = np.ones((400, 250), bool)
     valid[:, -10:] = False
     sched = Schedule(np.zeros(valid.shape, np.int64), np.zeros(valid.shape, np.float32), valid)
-    noise = fm.draw(sched, 10, 4, np.random.default_rng(0)).slots
+    noise = fm.draw(sched.valid, 10, 4, np.random.default_rng(0)).slots
     assert (noise[~valid] == 0).all()
     body = noise[valid]
     assert abs(body.mean()) < 0.03
@@ -93,11 +96,11 @@ def test_feature_ldp_laplace_on_numeric_columns_and_k_rr_on_blocks():
     age = np.arange(n) % 2  # classes 0 and 1 of 2..?
     x[np.arange(n), 4 + age] = 1.0
     ldp = FeatureLDP(epsilon=1.0, blocks={"gender": (2, 3), "age": (4, 5)}, clip_output=False)
-    out = ldp.perturb(x, np.arange(n), NoiseSource("simulation", 3))
+    out = client_features(x, np.arange(n), NoiseSource("simulation", 3), ldp)
     assert out[:, 0].mean() == pytest.approx(0.25, abs=0.05) and out[:, 0].var() == pytest.approx(2.0, rel=0.06)
     assert out[:, 1].mean() == pytest.approx(1.0, abs=0.05)
     # by default the noisy values are clipped back to [0, 1] (post-processing)
-    clipped = FeatureLDP(epsilon=1.0, blocks={"gender": (2, 3), "age": (4, 5)}).perturb(x, np.arange(n), NoiseSource("simulation", 3))
+    clipped = client_features(x, np.arange(n), NoiseSource("simulation", 3), FeatureLDP(epsilon=1.0, blocks={"gender": (2, 3), "age": (4, 5)}))
     assert np.array_equal(clipped[:, :2], np.clip(out[:, :2], 0, 1)) and np.array_equal(clipped[:, 2:], out[:, 2:])
     for cols, truth in (((2, 3), gender), ((4, 5), age)):
         block = out[:, list(cols)]
@@ -106,7 +109,7 @@ def test_feature_ldp_laplace_on_numeric_columns_and_k_rr_on_blocks():
         assert kept == pytest.approx(math.e / (math.e + 1), abs=0.02)
     assert ldp.keep_probability("gender") == pytest.approx(math.e / (math.e + 1))
     # per-user streams: a user's report does not depend on who else is perturbed
-    assert np.array_equal(ldp.perturb(x[[7]], np.array([7]), NoiseSource("simulation", 3)), out[[7]])
+    assert np.array_equal(client_features(x[[7]], np.array([7]), NoiseSource("simulation", 3), ldp), out[[7]])
 
 
 def _reference(model, params, private, positives, x, cfg, seed, round_, user, loss_fn, eta=None):
@@ -148,7 +151,7 @@ def test_functional_mechanism_local_update_is_sgd_on_the_perturbed_taylor_object
     for i, u in enumerate(users):
         positives = csr.indices[csr.indptr[u] : csr.indptr[u + 1]].astype(np.int64)
         sched = client_schedule(positives, N_ITEMS, cfg, client_rng(4, 3, u, "train"))
-        slots = torch.as_tensor(fm.draw(sched, N_ITEMS, DIM, client_noise(NoiseSource("simulation", 4), 3, u, "objective")).slots)
+        slots = torch.as_tensor(fm.draw(sched.valid, N_ITEMS, DIM, client_noise(NoiseSource("simulation", 4), 3, u, "objective")).slots)
         ref = _reference(model, params, {}, positives, x[u], cfg, 4, 3, u,
                          lambda s, lg, lb, v: fm.loss(lg, lb, v, slots[s][None]))  # fmt: skip
         for k in ref:
@@ -182,8 +185,6 @@ def _train() -> Interactions:
     users = np.repeat(np.arange(8), 6)
     items = np.concatenate([rng.choice(15, 6, replace=False) for _ in range(8)])
     feats = {"gender": np.array(list("MFMFMFMM")), "age": np.array([20, 30, 40, 50, 25, 37, 61, 18])}
-    import pandas as pd
-
     return Interactions(users, items, 8, 15, ratings=rng.integers(1, 6, 48).astype(float), user_features=pd.DataFrame(feats))
 
 
@@ -203,15 +204,39 @@ def test_fgerai_nl_leaves_features_untouched_and_fgerai_randomises_them():
         assert np.array_equal(sim2.features[:, cols].sum(axis=1), np.ones(train.n_users))
 
 
-@pytest.mark.parametrize("name", ["fgerai", "fgerai_nl", "fdpmf"])
-def test_uploads_carry_no_added_noise(name):
-    train = _train()
+def _baseline_run(name: str, train: Interactions) -> tuple[FederatedSimulator, object]:
+    """A seeded 4-client simulator of baseline ``name`` on ``train`` (2 local epochs)."""
     feats = user_features(train)
     baseline = make_baseline(name, feats.blocks)
     model = make_federated_model(baseline.model or "fedrec", train.n_items, feats.dim, 4)
     local = LocalTraining(lr=0.01, local_epochs=2, batch_size=4, n_negatives=1)
     sim = FederatedSimulator(model, train, feats.x, local, 4, seed=5, objective=baseline.objective,
                              feature_privacy=baseline.features, init_std=0.1, noise="simulation")
+    return sim, baseline
+
+
+@pytest.mark.parametrize("name", ["fgerai", "fgerai_nl", "fdpmf"])
+def test_baselines_give_the_features_and_uploads_recorded_before_the_layering_refactor(name):
+    """``golden/private_training_seed0.json`` (recorded at 3438802, when the defences still
+    imported the protocol): same randomised features and second-round uploads."""
+    items = np.concatenate([np.random.default_rng(0).choice(15, 6, replace=False) for _ in range(8)])
+    feats = {"gender": np.array(list("MFMFMFMM")), "age": np.array([20, 30, 40, 50, 25, 37, 61, 18])}
+    train = Interactions(np.repeat(np.arange(8), 6), items, 8, 15, ratings=np.random.default_rng(5).integers(1, 6, 48).astype(float),
+                         user_features=pd.DataFrame(feats))
+    sim, _ = _baseline_run(name, train)
+    sim.run_round()
+    uploads = sim.run_round().uploads
+    golden = json.loads((Path(__file__).parent / "golden" / "private_training_seed0.json").read_text())[name]
+    np.testing.assert_array_equal(np.asarray(sim.features, np.float64).ravel(), golden["features"])
+    assert set(uploads) == set(golden["uploads"])
+    for key, value in uploads.items():
+        np.testing.assert_array_equal(value.double().ravel().numpy(), golden["uploads"][key], err_msg=key)
+
+
+@pytest.mark.parametrize("name", ["fgerai", "fgerai_nl", "fdpmf"])
+def test_uploads_carry_no_added_noise(name):
+    sim, baseline = _baseline_run(name, _train())
+    model, local = sim.model, sim.local
     before = {k: v.clone() for k, v in sim.params.items()}
     private = {k: v.clone() for k, v in sim.private.items()}
     up = sim.run_round()

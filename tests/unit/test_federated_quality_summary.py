@@ -96,8 +96,8 @@ def test_dims_sweep_is_detected_and_printed(fq, capsys) -> None:
     fq.print_summary(summary)
     out = capsys.readouterr().out
     assert "Figure 7 layout" in out
-    assert "0.105±0.007" in out  # d = 16 Hit@20 over the two seeds: mean 0.105, sd 0.00707
-    assert "0.120±0.000" in out  # d = 128, one seed
+    assert "0.105 ± 0.007" in out  # d = 16 Hit@20 over the two seeds: mean 0.105, sd 0.00707
+    assert "0.120 ± —" in out  # d = 128, one seed: no sd
 
 
 def test_table_v_paper_numbers_by_zeta() -> None:
@@ -124,7 +124,7 @@ def test_table_v_checks_every_attacker_from_the_smallest_to_the_largest_zeta(fq,
     fq.print_summary(summary)
     out = capsys.readouterr().out
     assert "Tables IV / V layout" in out
-    assert "0.490±0.000 / 0.382" in out  # SVC, age, ζ = 0.3 beside Table V
+    assert "0.490 ± — / 0.382" in out  # SVC, age, ζ = 0.3 beside Table V
 
 
 def test_two_zetas_check_the_dnn_only(fq) -> None:

@@ -12,13 +12,13 @@ import torch
 
 from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.apm import make_defence
-from recprivacy.defenses.dpsgd import DPSGDSRGNN
+from recprivacy.defenses.dpsgd import DPSGD
 from recprivacy.defenses.federated_dp import FeatureLDP
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.runner import new_results
 from recprivacy.config import load_config
 from recprivacy.federated.models import make_federated_model
-from recprivacy.federated.protocol import STREAMS, perturb_uploads
+from recprivacy.federated.protocol import STREAMS, client_features, perturb_uploads
 from recprivacy.privacy import LaplaceMechanism, NoiseSource, PrivacyStatement, perturb_features
 from recprivacy.report.markdown import render_markdown
 
@@ -59,8 +59,8 @@ def test_simulation_needs_a_seed_and_modes_are_checked():
         NoiseSource("simulation")
     with pytest.raises(ConfigError, match="noise: expected 'secure' or 'simulation', got 'seeded'"):
         NoiseSource("seeded", 1)
-    with pytest.raises(ConfigError, match="DPSGDSRGNN.noise"):
-        DPSGDSRGNN(noise="fixed")
+    with pytest.raises(ConfigError, match="DPSGD.noise"):
+        DPSGD.from_params(noise="fixed")
 
 
 # --------------------------------------------------------------------------- mechanisms
@@ -91,7 +91,7 @@ def _sequences(n_users: int = 12, n_items: int = 15, length: int = 8) -> Interac
 
 
 def _dpsgd_weights(noise: str) -> torch.Tensor:
-    model = DPSGDSRGNN(eps2=5.0, delta=1e-3, hidden=8, user_mode="id", user_dim=4, n_epochs=1, batch_size=16,
+    model = DPSGD.from_params(eps2=5.0, delta=1e-3, hidden=8, user_mode="id", user_dim=4, n_epochs=1, batch_size=16,
                        seed=3, noise=noise)
     return model.fit(_sequences()).net_.item_emb.weight.detach().clone()
 
@@ -123,8 +123,9 @@ def test_federated_per_user_ldp_stream_secure_differs_simulation_repeats():
 def test_federated_feature_ldp_uses_the_noise_source():
     x = np.tile([0.5, 1.0, 0.0], (50, 1))
     ldp = FeatureLDP(1.0, {"gender": (1, 2)})
-    np.testing.assert_array_equal(ldp.perturb(x, np.arange(50), SIMULATION), ldp.perturb(x, np.arange(50), NoiseSource("simulation", 7)))
-    assert not np.array_equal(ldp.perturb(x, np.arange(50), NoiseSource()), ldp.perturb(x, np.arange(50), NoiseSource()))
+    users = np.arange(50)
+    np.testing.assert_array_equal(client_features(x, users, SIMULATION, ldp), client_features(x, users, NoiseSource("simulation", 7), ldp))
+    assert not np.array_equal(client_features(x, users, NoiseSource(), ldp), client_features(x, users, NoiseSource(), ldp))
 
 
 # --------------------------------------------------------------------------- reporting
@@ -137,7 +138,7 @@ def test_statements_and_results_name_the_noise():
     assert "  noise:      simulation (seeded, not protection): seed 7, for experiments only" in str(stamped)
     assert stamped.to_dict()["noise"] == stamped.noise
     assert "secure: operating-system entropy" in str(NoiseSource().stamp(statement))
-    statements = DPSGDSRGNN(hidden=8, user_mode="id", user_dim=4, n_epochs=1, batch_size=16, seed=1,
+    statements = DPSGD.from_params(hidden=8, user_mode="id", user_dim=4, n_epochs=1, batch_size=16, seed=1,
                             noise="simulation").fit(_sequences()).privacy_statement()
     assert all(s.noise.startswith("simulation (seeded, not protection)") for s in statements.values())
 

@@ -203,8 +203,10 @@ def test_validation_metrics_grouped_by_length_equal_those_in_sample_order() -> N
 
 def test_registry_builds_srgnn_and_bad_parameters_are_one_line_errors() -> None:
     assert isinstance(make_model("srgnn", hidden=8), SRGNN)
-    for bad in ({"hidden": 0}, {"user_mode": "age"}, {"adjacency": "norm"}, {"valid_fraction": 1.0}, {"eps1": 0.0}):
+    for bad in ({"hidden": 0}, {"user_mode": "age"}, {"adjacency": "norm"}, {"valid_fraction": 1.0}):
         with pytest.raises(ConfigError):
             SRGNN(**bad)
+    with pytest.raises(ConfigError, match="'eps1' is not a parameter"):  # feature LDP belongs to the defences
+        make_model("srgnn", eps1=1.0)
     with pytest.raises(DataError, match="user features"):
         SRGNN(user_mode="features", n_epochs=1).fit(chain_data(n_users=5))

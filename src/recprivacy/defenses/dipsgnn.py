@@ -32,19 +32,21 @@ Decisions (digest 002, section 8):
   whose input holds it (``SRGNN.edge_reuse``) x epochs run x T x 2 (A_out H̄ and A_in H̄
   both change when one count changes). Gradients flowing through ``A H̄`` into the weights
   are not privatised (decision 28) and the statements say so;
-* the feature reports and the aggregation noise come from ``noise`` (``SRGNN``): operating-
-  system entropy by default, seeded only in ``"simulation"`` mode; every statement names it.
+* the feature reports and the aggregation noise come from ``noise``: operating-system entropy
+  by default, seeded only in ``"simulation"`` mode; every statement names it;
+* DIPSGNN wraps its backbone, an ``SRGNN`` object with raw transition counts
+  (``defenses.private_srgnn``): it trains a copy whose network is ``NoisyAggregationNet``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 import torch
 import torch.nn.functional as F
 
+from recprivacy.defenses.private_srgnn import PrivateSRGNN
 from recprivacy.errors import ConfigError
 from recprivacy.models.srgnn import SRGNN, SRGNNNet, UserEncoder
 from recprivacy.privacy.accounting import (
@@ -88,11 +90,14 @@ class NoisyAggregationNet(SRGNNNet):
         return self.noisy(a_in @ normalised), self.noisy(a_out @ normalised), normalised[..., : self.hidden]
 
 
-class DIPSGNN(SRGNN):
+class DIPSGNN(PrivateSRGNN):
     """DIPSGNN (paper 002): SR-GNN with LDP user features and the noisy aggregation layer.
 
     Parameters
     ----------
+    backbone:
+        The ``SRGNN`` to train (unchanged; a copy is trained): ``adjacency="count"``; default
+        ``SRGNN(adjacency="count", user_mode="features")``. Its ``n_steps`` is T.
     eps1:
         LDP budget of the user features (20; ``inf`` = clean features).
     eps2, delta:
@@ -106,14 +111,15 @@ class DIPSGNN(SRGNN):
     accountant:
         dp-accounting accountant of the whole-run statement: ``"rdp"`` or ``"pld"``
         (``"zcdp"``: Theorem 4.2's own closed-form conversion).
-    user_mode, backbone:
-        ``SRGNN`` parameters; DIPSGNN reads raw transition counts (``adjacency`` is fixed).
+    noise:
+        ``"secure"`` (default) or ``"simulation"`` (seeded by the backbone's seed).
     """
 
-    fixed_params = {"adjacency": "count"}
+    required = {"adjacency": "count"}
 
     def __init__(
         self,
+        backbone: SRGNN | None = None,
         eps1: float = 20.0,
         eps2: float = 5.0,
         delta: float = 2.5e-7,
@@ -121,10 +127,9 @@ class DIPSGNN(SRGNN):
         noise_std_mode: str = "sigma",
         noise_at_inference: bool = True,
         accountant: str = "rdp",
-        user_mode: str = "features",
-        **backbone: Any,
+        noise: str = "secure",
     ) -> None:
-        super().__init__(user_mode=user_mode, eps1=eps1, **self._backbone(backbone))
+        super().__init__(backbone, eps1, noise)
         self.eps2 = check_positive(f"{type(self).__name__}.eps2", eps2, allow_inf=True)
         self.C = check_positive(f"{type(self).__name__}.C", C)
         self.delta = delta
@@ -140,9 +145,10 @@ class DIPSGNN(SRGNN):
         """Standard deviation of the noise actually added: sigma, or sigma² in legacy mode."""
         return self.sigma_**2 if self.noise_std_mode == "sigma_squared_legacy" else self.sigma_
 
-    def _build_net(self, user: UserEncoder | None) -> SRGNNNet:
-        return NoisyAggregationNet(self.n_items_, self.hidden, self.n_steps, user, self.C, self.noise_std,
-                                   self.noise_at_inference, self.noise_)
+    def network(self, model: SRGNN, user: UserEncoder | None) -> SRGNNNet:
+        """The backbone's network with DIPSGNN's aggregation (Eqs. 6-7)."""
+        return NoisyAggregationNet(model.n_items_, model.hidden, model.n_steps, user, self.C, self.noise_std,
+                                   self.noise_at_inference, self.noise_generator())
 
     def privacy_statement(self) -> Mapping[str, PrivacyStatement]:
         """Labelled guarantees: the user features (local), the edges per forward pass as the

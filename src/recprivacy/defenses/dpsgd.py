@@ -1,5 +1,14 @@
-"""DP-SGD (Abadi et al., CCS 2016) on the A-PGNN-style SR-GNN backbone: the DPSGD baseline of
-paper 002 (Sec. 5.1.3, digest decision 25).
+"""DP-SGD (Abadi et al., CCS 2016) as a privacy engine around a backbone and its optimizer: the
+DPSGD baseline of paper 002 (Sec. 5.1.3, digest decision 25) on the A-PGNN-style SR-GNN.
+
+Decision: as in Opacus, the model and the privacy engine are separate. ``DPSGD`` takes the
+backbone as an object (an ``SRGNN``, any adjacency or user mode; default raw counts and user
+features) and trains a copy of it through its ``TrainingHooks`` (``defenses.private_srgnn``):
+the backbone's own network and Adam optimizer are used unchanged, the engine replaces only how
+an epoch becomes steps (Poisson sampling) and what a step feeds the optimizer (clipped,
+noised gradient sums). Any network with SR-GNN's ``forward(graphs, users)`` is supported
+through the ``torch.func`` path; the fast book-keeping path also needs the ``session`` /
+``candidates`` split and its item table (``_bookkeeping_supported``).
 
 Each step draws a Poisson sample of the training prefixes (every sample independently with
 probability ``q = batch_size / N``), clips every sample's gradient of all parameters to L2
@@ -30,8 +39,8 @@ its layer hooks do not see the output layer here (scores are ``z E_Vᵀ`` with t
 table, not an ``nn.Linear``), so its per-sample gradients would be incomplete; the book-keeping
 above adds that product's share by hand, and ``torch.func`` differentiates the whole function.
 
-The Gaussian noise and the Poisson sampling both come from ``noise`` (``SRGNN``: operating-system
-entropy by default, seeded only in ``"simulation"`` mode).
+The Gaussian noise and the Poisson sampling both come from ``noise`` (operating-system entropy by
+default, seeded by the backbone's seed only in ``"simulation"`` mode).
 
 The privacy unit is one training sample (a prefix and its next item), not an edge: one
 transition occurrence sits in up to ``edge_reuse()`` samples, so an edge-level or user-level
@@ -42,7 +51,6 @@ perturbed as in DIPSGNN (eps1).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 import numpy as np
 import torch
@@ -50,6 +58,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, grad_and_value, vmap
 
+from recprivacy.defenses.private_srgnn import PrivateSRGNN
 from recprivacy.errors import ConfigError
 from recprivacy.models.srgnn import SRGNN, SequenceSamples, SessionGraphs
 from recprivacy.privacy.accounting import PrivacyStatement, check_positive, dpsgd_epsilon, dpsgd_noise_multiplier
@@ -60,11 +69,15 @@ CHUNK = 25
 BK_CHUNK = 25
 
 
-class DPSGDSRGNN(SRGNN):
-    """SR-GNN trained with DP-SGD (module docstring).
+class DPSGD(PrivateSRGNN):
+    """DP-SGD engine around an SR-GNN backbone (module docstring).
 
     Parameters
     ----------
+    backbone:
+        The ``SRGNN`` to train (unchanged; a copy is trained); default
+        ``SRGNN(adjacency="count", user_mode="features")``. Its ``batch_size`` sets the
+        sampling rate ``q = batch_size / N`` and its ``n_epochs`` the number of steps.
     eps1:
         LDP budget of the user features (20).
     eps2, delta:
@@ -73,23 +86,21 @@ class DPSGDSRGNN(SRGNN):
         Per-sample clipping norm (1.0).
     accountant:
         ``"rdp"`` or ``"pld"`` (dp-accounting) for calibration and the statement.
-    user_mode, backbone:
-        ``SRGNN`` parameters (``adjacency`` is fixed to raw counts).
+    noise:
+        ``"secure"`` (default) or ``"simulation"`` (seeded by the backbone's seed).
     """
-
-    fixed_params = {"adjacency": "count"}
 
     def __init__(
         self,
+        backbone: SRGNN | None = None,
         eps1: float = 20.0,
         eps2: float = 5.0,
         delta: float = 2.5e-7,
         max_grad_norm: float = 1.0,
         accountant: str = "rdp",
-        user_mode: str = "features",
-        **backbone: Any,
+        noise: str = "secure",
     ) -> None:
-        super().__init__(user_mode=user_mode, eps1=eps1, **self._backbone(backbone))
+        super().__init__(backbone, eps1, noise)
         name = type(self).__name__
         self.eps2 = check_positive(f"{name}.eps2", eps2)
         self.delta = delta
@@ -100,85 +111,65 @@ class DPSGDSRGNN(SRGNN):
         #: "bookkeeping" (default, fast) or "vmap" (torch.func per-sample gradients, the reference)
         self.per_sample = "bookkeeping"
 
-    # ------------------------------------------------------------------ training
-    def _start_training(self, samples: SequenceSamples) -> None:
-        super()._start_training(samples)
-        self.sample_rate_ = min(1.0, self.batch_size / len(samples))
+    # ------------------------------------------------------------------ training hooks
+    def start(self, model: SRGNN, samples: SequenceSamples) -> None:
+        """Calibrate ``z`` for ``n_epochs x round(1/q)`` steps and open the noise streams."""
+        self.n_train_samples_ = len(samples)
+        self.sample_rate_ = min(1.0, model.batch_size / len(samples))
         self.steps_per_epoch_ = max(1, int(round(1.0 / self.sample_rate_)))
         self.noise_multiplier_ = dpsgd_noise_multiplier(self.eps2, self.delta, self.sample_rate_,
-                                                        self.n_epochs * self.steps_per_epoch_, self.accountant)
+                                                        model.n_epochs * self.steps_per_epoch_, self.accountant)
+        self.gradient_noise_ = self.noise_generator()
         self.sampling_ = self.noise_source().generator("poisson sampling")
         self.steps_ = 0
 
-    def _epoch_batches(self, samples: SequenceSamples, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    def batches(self, model: SRGNN, samples: SequenceSamples, rng: np.random.Generator) -> Iterator[np.ndarray]:
         """Poisson sampling: each step keeps every sample with probability ``q``, drawn from the
         protection randomness (``noise``), not from the training ``rng``: the amplification by
         sampling in the accountant assumes nobody can tell which samples a step used."""
         for _ in range(self.steps_per_epoch_):
             yield np.flatnonzero(self.sampling_.random(len(samples)) < self.sample_rate_)
 
-    def _train_step(self, samples: SequenceSamples, idx: np.ndarray, optimizer: torch.optim.Optimizer) -> float:
-        """Add Gaussian noise to the clipped gradient sum, divide by ``q N`` and step."""
-        summed, loss = self._clipped_sum(samples, idx)
+    def step(self, model: SRGNN, samples: SequenceSamples, idx: np.ndarray, optimizer: torch.optim.Optimizer) -> float:
+        """Add Gaussian noise to the clipped gradient sum, divide by ``q N`` and let the
+        backbone's optimizer step."""
+        summed, loss = self.clipped_sum(model, samples, idx)
         expected = self.sample_rate_ * self.n_train_samples_
         std = self.noise_multiplier_ * self.max_grad_norm
-        for name, p in self.net_.named_parameters():
-            p.grad = (summed[name] + std * torch.randn(p.shape, generator=self.noise_)) / expected
+        for name, p in model.net_.named_parameters():
+            p.grad = (summed[name] + std * torch.randn(p.shape, generator=self.gradient_noise_)) / expected
         optimizer.step()
         self.steps_ += 1
         return loss
 
-    def _chunks(self, samples: SequenceSamples, idx: np.ndarray, size: int) -> Iterator[np.ndarray]:
-        """``idx`` sorted by input length and cut into chunks of ``size`` (less padding)."""
-        ordered = idx[np.argsort(samples.subset(idx).input_lengths(self.max_len), kind="stable")]
-        return (ordered[lo : lo + size] for lo in range(0, len(ordered), size))
-
-    def _clipped_sum(self, samples: SequenceSamples, idx: np.ndarray) -> tuple[dict[str, torch.Tensor], float]:
-        """Sum of the per-sample gradients, each clipped to ``max_grad_norm``, and the mean
-        loss (``per_sample`` chooses book-keeping or ``torch.func``)."""
-        if self.per_sample == "vmap" or not _bookkeeping_supported(self.net_):
-            return self._clipped_sum_vmap(samples, idx)
-        summed = {k: torch.zeros_like(v) for k, v in self.net_.named_parameters()}
+    def clipped_sum(self, model: SRGNN, samples: SequenceSamples, idx: np.ndarray) -> tuple[dict[str, torch.Tensor], float]:
+        """Sum of the per-sample gradients of ``model.net_``, each clipped to ``max_grad_norm``,
+        and the mean loss (``per_sample`` chooses book-keeping or ``torch.func``)."""
+        if self.per_sample == "vmap" or not _bookkeeping_supported(model.net_):
+            return self._clipped_sum_vmap(model, samples, idx)
+        summed = {k: torch.zeros_like(v) for k, v in model.net_.named_parameters()}
         losses = []
-        for chunk in self._chunks(samples, idx, BK_CHUNK):
-            chunk_losses = _bookkeeping_step(self.net_, self._graphs(samples, chunk),
+        for chunk in _chunks(samples, idx, BK_CHUNK, model.max_len):
+            chunk_losses = _bookkeeping_step(model.net_, model.graphs(samples, chunk),
                                              torch.from_numpy(samples.users[chunk]),
                                              torch.from_numpy(samples.subset(chunk).targets()), self.max_grad_norm, summed)
             losses.append(chunk_losses)
         return summed, float(torch.cat(losses).mean()) if losses else 0.0
 
-    def _clipped_sum_vmap(self, samples: SequenceSamples, idx: np.ndarray) -> tuple[dict[str, torch.Tensor], float]:
+    def _clipped_sum_vmap(self, model: SRGNN, samples: SequenceSamples, idx: np.ndarray) -> tuple[dict[str, torch.Tensor], float]:
         """The clipped sum from ``torch.func`` per-sample gradients, in chunks of ``CHUNK``
         samples of similar length (the reference implementation)."""
-        params = {k: v.detach() for k, v in self.net_.named_parameters()}
+        params = {k: v.detach() for k, v in model.net_.named_parameters()}
         summed = {k: torch.zeros_like(v) for k, v in params.items()}
         losses = []
-        for chunk in self._chunks(samples, idx, CHUNK):
-            grads, chunk_losses = self._per_sample_grads(params, samples, chunk)
+        for chunk in _chunks(samples, idx, CHUNK, model.max_len):
+            grads, chunk_losses = per_sample_grads(model, params, samples, chunk)
             norms = torch.sqrt(sum(g.flatten(1).pow(2).sum(1) for g in grads.values()))
             factor = (self.max_grad_norm / (norms + 1e-6)).clamp(max=1.0)
             for k, g in grads.items():
                 summed[k] += torch.einsum("b,b...->...", factor, g)
             losses.append(chunk_losses)
         return summed, float(torch.cat(losses).mean()) if losses else 0.0
-
-    def _per_sample_grads(self, params: dict[str, torch.Tensor], samples: SequenceSamples,
-                          idx: np.ndarray) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
-        """Per-sample gradients ``{name: [B, *shape]}`` and losses ``[B]`` of the batch."""
-        graphs = self._graphs(samples, idx)
-        buffers = dict(self.net_.named_buffers())
-        net = self.net_
-
-        def sample_loss(p: dict[str, torch.Tensor], user: torch.Tensor, target: torch.Tensor,
-                        *tensors: torch.Tensor) -> torch.Tensor:
-            one = SessionGraphs(*(t[None] for t in tensors))
-            return F.cross_entropy(functional_call(net, (p, buffers), (one, user[None])), target[None])
-
-        users = torch.from_numpy(samples.users[idx])
-        targets = torch.from_numpy(samples.subset(idx).targets())
-        n_graph = len(graphs.tensors())
-        batched = vmap(grad_and_value(sample_loss), in_dims=(None, 0, 0) + (0,) * n_graph)
-        return batched(params, users, targets, *graphs.tensors())
 
     # ------------------------------------------------------------------ privacy
     def privacy_statement(self) -> Mapping[str, PrivacyStatement]:
@@ -199,6 +190,35 @@ class DPSGDSRGNN(SRGNN):
                        "epoch selection on held-out prefixes is not accounted"),
             ),
         })
+
+
+# --------------------------------------------------------------------------- per-sample gradients
+
+
+def _chunks(samples: SequenceSamples, idx: np.ndarray, size: int, max_len: int) -> Iterator[np.ndarray]:
+    """``idx`` sorted by input length and cut into chunks of ``size`` (less padding)."""
+    ordered = idx[np.argsort(samples.subset(idx).input_lengths(max_len), kind="stable")]
+    return (ordered[lo : lo + size] for lo in range(0, len(ordered), size))
+
+
+def per_sample_grads(model: SRGNN, params: dict[str, torch.Tensor], samples: SequenceSamples,
+                     idx: np.ndarray) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+    """Per-sample gradients ``{name: [B, *shape]}`` and losses ``[B]`` of ``model.net_`` at
+    ``params`` on ``samples[idx]`` (``torch.func``: ``vmap`` of ``grad``)."""
+    graphs = model.graphs(samples, idx)
+    net = model.net_
+    buffers = dict(net.named_buffers())
+
+    def sample_loss(p: dict[str, torch.Tensor], user: torch.Tensor, target: torch.Tensor,
+                    *tensors: torch.Tensor) -> torch.Tensor:
+        one = SessionGraphs(*(t[None] for t in tensors))
+        return F.cross_entropy(functional_call(net, (p, buffers), (one, user[None])), target[None])
+
+    users = torch.from_numpy(samples.users[idx])
+    targets = torch.from_numpy(samples.subset(idx).targets())
+    n_graph = len(graphs.tensors())
+    batched = vmap(grad_and_value(sample_loss), in_dims=(None, 0, 0) + (0,) * n_graph)
+    return batched(params, users, targets, *graphs.tensors())
 
 
 # --------------------------------------------------------------------------- book-keeping

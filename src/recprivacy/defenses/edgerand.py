@@ -10,6 +10,9 @@ mechanism with L2 sensitivity 1 and ``sigma_A`` comes from Theorem 4.2's closed 
 C = 1, T = 1: ``sigma_A = 1 / (sqrt(2(L + eps2)) - sqrt(2L))`` (1.1870 at eps2 = 5,
 delta = 2.5e-7). User features are perturbed exactly as in DIPSGNN (eps1, Algorithm 3).
 
+EdgeRand wraps an ``SRGNN`` backbone object with raw counts (``defenses.private_srgnn``) and
+trains a copy whose network is ``NoisyAdjacencyNet``.
+
 The whole-run statement composes one release per forward pass that holds the edge: prefixes
 whose input window holds it x epochs (no factor 2: ``Â_in`` is computed from ``Â_out``).
 """
@@ -17,10 +20,10 @@ whose input window holds it x epochs (no factor 2: ``Â_in`` is computed from ``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import torch
 
+from recprivacy.defenses.private_srgnn import PrivateSRGNN
 from recprivacy.models.srgnn import SRGNN, SessionGraphs, SRGNNNet, UserEncoder
 from recprivacy.privacy.accounting import PrivacyStatement, check_positive, compose_gaussian, dipsgnn_sigma
 
@@ -48,11 +51,14 @@ class NoisyAdjacencyNet(SRGNNNet):
         return a_out.transpose(1, 2), a_out
 
 
-class EdgeRand(SRGNN):
+class EdgeRand(PrivateSRGNN):
     """EdgeRand baseline (module docstring).
 
     Parameters
     ----------
+    backbone:
+        The ``SRGNN`` to train (unchanged; a copy is trained): ``adjacency="count"``; default
+        ``SRGNN(adjacency="count", user_mode="features")``.
     eps1:
         LDP budget of the user features (20).
     eps2, delta:
@@ -61,32 +67,33 @@ class EdgeRand(SRGNN):
         Perturb the adjacency when scoring too (True, as for DIPSGNN).
     accountant:
         dp-accounting accountant of the whole-run statement (``"rdp"``).
-    user_mode, backbone:
-        ``SRGNN`` parameters (``adjacency`` is fixed to raw counts).
+    noise:
+        ``"secure"`` (default) or ``"simulation"`` (seeded by the backbone's seed).
     """
 
-    fixed_params = {"adjacency": "count"}
+    required = {"adjacency": "count"}
 
     def __init__(
         self,
+        backbone: SRGNN | None = None,
         eps1: float = 20.0,
         eps2: float = 5.0,
         delta: float = 2.5e-7,
         noise_at_inference: bool = True,
         accountant: str = "rdp",
-        user_mode: str = "features",
-        **backbone: Any,
+        noise: str = "secure",
     ) -> None:
-        super().__init__(user_mode=user_mode, eps1=eps1, **self._backbone(backbone))
+        super().__init__(backbone, eps1, noise)
         self.eps2 = check_positive(f"{type(self).__name__}.eps2", eps2, allow_inf=True)
         self.delta = delta
         self.noise_at_inference = noise_at_inference
         self.accountant = accountant
         self.sigma_ = dipsgnn_sigma(self.eps2, delta, 1.0, 1)
 
-    def _build_net(self, user: UserEncoder | None) -> SRGNNNet:
-        return NoisyAdjacencyNet(self.n_items_, self.hidden, self.n_steps, user, self.sigma_, self.noise_at_inference,
-                                 self.noise_)
+    def network(self, model: SRGNN, user: UserEncoder | None) -> SRGNNNet:
+        """The backbone's network on the noisy adjacency."""
+        return NoisyAdjacencyNet(model.n_items_, model.hidden, model.n_steps, user, self.sigma_, self.noise_at_inference,
+                                 self.noise_generator())
 
     def privacy_statement(self) -> Mapping[str, PrivacyStatement]:
         """Labelled guarantees: user features, one release of a graph, the whole training run."""

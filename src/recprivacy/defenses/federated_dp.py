@@ -54,6 +54,7 @@ still name them exactly (digest §3.5); the statements say so.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -64,16 +65,24 @@ from torch import Tensor
 from recprivacy.defenses.dpmf import SENSITIVITY as DPMF_SENSITIVITY
 from recprivacy.defenses.dpmf import objective_noise
 from recprivacy.errors import ConfigError, DataError
-from recprivacy.federated.protocol import ObjectiveNoise, Schedule, bce_loss, client_noise
 from recprivacy.privacy.accounting import PrivacyStatement, basic_composition, check_positive
 from recprivacy.privacy.mechanisms import LaplaceMechanism, RandomizedResponse
-from recprivacy.privacy.randomness import NoiseSource
 
 BASELINES = ("fgerai", "fgerai_nl", "fdpmf", "fedmf")
 LABELS = {"fgerai": "F-GERAI", "fgerai_nl": "F-GERAI-NL", "fdpmf": "F-DPMF", "fedmf": "FedMF (no noise)"}
 
 
 # ----------------------------------------------------------------------------- feature LDP
+
+
+@dataclass(frozen=True)
+class ObjectiveNoise:
+    """One client's draw of its objective's noise: ``slots`` ``[steps, batch_size]`` (one value
+    per scheduled sample, 0 where ``valid`` is False) and/or ``items`` ``[n_items, d]`` (the
+    ``η_v`` of a linear item-table term)."""
+
+    slots: np.ndarray | None = None
+    items: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -103,19 +112,19 @@ class FeatureLDP:
             in_block[list(cols)] = True
         return np.flatnonzero(~in_block)
 
-    def perturb(self, x: np.ndarray, users: np.ndarray, noise: NoiseSource) -> np.ndarray:
-        """Randomised rows of ``x`` (user ``users[i]`` draws from its ``features`` stream of ``noise``:
-        first the Laplace noise of the numeric columns, then one k-RR report per block in
-        ``blocks`` order)."""
+    def perturb(self, x: np.ndarray, users: np.ndarray, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        """Randomised rows of ``x``: row ``i`` (user ``users[i]``, named in errors) draws from
+        ``rngs[i]``, first the Laplace noise of the numeric columns, then one k-RR report per
+        block in ``blocks`` order (the federated protocol passes each user's ``features`` stream)."""
         x = np.asarray(x, dtype=np.float64)
-        if x.ndim != 2 or len(x) != len(users):
-            raise DataError(f"feature LDP: expected one feature row per user, got shape {x.shape} for {len(users)} users")
+        if x.ndim != 2 or not len(x) == len(users) == len(rngs):
+            raise DataError(f"feature LDP: expected one feature row and one generator per user, got shape {x.shape}, "
+                            f"{len(users)} users and {len(rngs)} generators")
         numeric = self.numeric_columns(x.shape[1])
         laplace = LaplaceMechanism(self.epsilon, self.sensitivity)
         rr = {a: RandomizedResponse(self.epsilon, len(cols)) for a, cols in self.blocks.items()}
         out = x.copy()
-        for i, u in enumerate(users):
-            rng = client_noise(noise, 0, int(u), "features")
+        for i, (u, rng) in enumerate(zip(users, rngs)):
             noisy = laplace.perturb(np.clip(x[i, numeric], 0.0, 1.0), rng)
             out[i, numeric] = np.clip(noisy, 0.0, 1.0) if self.clip_output else noisy
             for attribute, cols in self.blocks.items():
@@ -178,9 +187,10 @@ class FunctionalMechanism:
     def scale(self) -> float:
         return self.sensitivity / self.epsilon
 
-    def draw(self, schedule: Schedule, n_items: int, dim: int, rng: np.random.Generator) -> ObjectiveNoise:
-        noise = LaplaceMechanism(self.epsilon, self.sensitivity).perturb(np.zeros(schedule.items.shape), rng)
-        return ObjectiveNoise(slots=noise * schedule.valid)
+    def draw(self, valid: np.ndarray, n_items: int, dim: int, rng: np.random.Generator) -> ObjectiveNoise:
+        """``Lap(0, Δ_f/ε_f)`` for every scheduled sample (``valid`` ``[steps, batch_size]``), 0 on padding."""
+        noise = LaplaceMechanism(self.epsilon, self.sensitivity).perturb(np.zeros(np.shape(valid)), rng)
+        return ObjectiveNoise(slots=noise * valid)
 
     def loss(self, logits: Tensor, labels: Tensor, valid: Tensor, slots: Tensor | None) -> Tensor:
         """``Σ valid (a0 - 2 a1² + 4 huber(a1 + s/4, max_slope))`` over the step's samples,
@@ -215,7 +225,8 @@ class FunctionalMechanism:
 
 @dataclass(frozen=True)
 class ItemObjectiveNoise:
-    """F-DPMF's objective term ``Σ_v η_vᵀ q_v`` on the item table (BCE otherwise)."""
+    """F-DPMF's objective term ``Σ_v η_vᵀ q_v`` on the item table; the per-sample loss stays
+    the BCE (``loss = None``)."""
 
     epsilon: float = 40.0
     sensitivity: float = DPMF_SENSITIVITY
@@ -226,11 +237,11 @@ class ItemObjectiveNoise:
         check_positive("F-DPMF epsilon", self.epsilon)
         check_positive("F-DPMF sensitivity", self.sensitivity)
 
-    def draw(self, schedule: Schedule, n_items: int, dim: int, rng: np.random.Generator) -> ObjectiveNoise:
-        return ObjectiveNoise(items=objective_noise(n_items, dim, self.epsilon, self.sensitivity, rng))
+    loss = None
 
-    def loss(self, logits: Tensor, labels: Tensor, valid: Tensor, slots: Tensor | None) -> Tensor:
-        return bce_loss(logits, labels, valid)
+    def draw(self, valid: np.ndarray | None, n_items: int, dim: int, rng: np.random.Generator) -> ObjectiveNoise:
+        """One ``η_v`` per item (``valid``, the schedule, is not used)."""
+        return ObjectiveNoise(items=objective_noise(n_items, dim, self.epsilon, self.sensitivity, rng))
 
     def privacy_statement(self, rounds: int) -> PrivacyStatement:
         """Nominal Hua et al. bound per upload, basic composition over rounds."""

@@ -42,15 +42,16 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 from scipy import stats
 
-from recprivacy.config import Config, StudyOptions
+from recprivacy.config import Config, StudyOptions, validate_options
 from recprivacy.data.interactions import Interactions
 from recprivacy.data.preprocess import keep_recent, preprocess
 from recprivacy.data.registry import load_dataset
 from recprivacy.data.split import random_split, temporal_split
 from recprivacy.defenses.dipsgnn import DIPSGNN
 from recprivacy.defenses.dpmf import DPMF
-from recprivacy.defenses.dpsgd import DPSGDSRGNN
+from recprivacy.defenses.dpsgd import DPSGD
 from recprivacy.defenses.edgerand import EdgeRand
+from recprivacy.defenses.private_srgnn import PrivateSRGNN
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.audit import AuditContext, Risk, SectionWriter, register_audit_section, utility_change
 from recprivacy.experiments.reference import reference
@@ -58,6 +59,7 @@ from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.experiments.train import metrics_rows, test_metrics
 from recprivacy.metrics.ranking import mask_items, ranking_metrics
+from recprivacy.metrics.summary import MeanSD, mean_sd
 from recprivacy.models.base import Recommender
 from recprivacy.models.bpr import BPRMF
 from recprivacy.models.lightgcn import LightGCN
@@ -67,6 +69,8 @@ from recprivacy.privacy.accounting import PrivacyStatement
 from recprivacy.progress import progress
 from recprivacy.report.figures import line_plot
 
+#: the SR-GNN family: scored per prefix graph, epochs selected on held-out prefixes
+GRAPH_MODELS = (SRGNN, PrivateSRGNN)
 PAPER_METRICS = ("recall@20", "mrr@20", "recall@10", "mrr@10")
 PAPER_COLUMN_OF = {"ml-1m": "ML-1M", "s3rec-yelp": "Yelp"}
 ML1M_CATEGORIES = {"gender": ["F", "M"], "age": [1, 18, 25, 35, 45, 50, 56], "occupation": list(range(21))}
@@ -211,7 +215,8 @@ def _graph_params(options: DIPSGNNOptions, backbone: dict[str, Any]) -> dict[str
 def build_method(name: str, options: DIPSGNNOptions, backbone: dict[str, Any], seed: int) -> Recommender:
     """The recommender of a Table 2 row (or ablation), seeded, with ``method_params`` applied."""
     g = {**_graph_params(options, backbone), "seed": seed}
-    priv = {"eps1": options.eps1, "eps2": options.eps2, "delta": options.delta}
+    noise = g.pop("noise")
+    priv = {"eps1": options.eps1, "eps2": options.eps2, "delta": options.delta, "noise": noise}
     extra = options.method_params.get(name, {})
     builders: dict[str, Callable[[], Recommender]] = {
         "BPRMF": lambda: BPRMF(**{"seed": seed, **extra}),
@@ -219,16 +224,16 @@ def build_method(name: str, options: DIPSGNNOptions, backbone: dict[str, Any], s
         "LightGCN": lambda: LightGCN(**{"seed": seed, **extra}),
         "SRGNN": lambda: SRGNN(**{**g, "user_mode": "none", "adjacency": "degree", **extra}),
         "APGNN": lambda: SRGNN(**{**g, "adjacency": "count", **extra}),
-        "DPMF_imp": lambda: DPMF(**{"feedback": "implicit", "epsilon": options.eps2, "seed": seed, "noise": g["noise"], **extra}),
-        "DPMF_exp": lambda: DPMF(**{"feedback": "explicit", "epsilon": options.eps2, "seed": seed, "noise": g["noise"], **extra}),
-        "DPSGD": lambda: DPSGDSRGNN(**{**g, **priv, **extra}),
-        "EdgeRand": lambda: EdgeRand(**{**g, **priv, **extra}),
-        "DIPSGNN": lambda: DIPSGNN(**{**g, **priv, "C": options.C, **extra}),
-        "DIPSGNN_legacy": lambda: DIPSGNN(**{**g, **priv, "C": options.C, "noise_std_mode": "sigma_squared_legacy",
-                                             "noise_at_inference": False, **extra}),
-        "Nonp": lambda: DIPSGNN(**{**g, **priv, "C": options.C, "eps1": math.inf, "eps2": math.inf, **extra}),
-        "Nonp-U": lambda: DIPSGNN(**{**g, **priv, "C": options.C, "eps2": math.inf, "user_mode": "id", **extra}),
-        "Priv-U": lambda: DIPSGNN(**{**g, **priv, "C": options.C, "user_mode": "id", **extra}),
+        "DPMF_imp": lambda: DPMF(**{"feedback": "implicit", "epsilon": options.eps2, "seed": seed, "noise": noise, **extra}),
+        "DPMF_exp": lambda: DPMF(**{"feedback": "explicit", "epsilon": options.eps2, "seed": seed, "noise": noise, **extra}),
+        "DPSGD": lambda: DPSGD.from_params(**{**g, **priv, **extra}),
+        "EdgeRand": lambda: EdgeRand.from_params(**{**g, **priv, **extra}),
+        "DIPSGNN": lambda: DIPSGNN.from_params(**{**g, **priv, "C": options.C, **extra}),
+        "DIPSGNN_legacy": lambda: DIPSGNN.from_params(**{**g, **priv, "C": options.C, "noise_std_mode": "sigma_squared_legacy",
+                                                         "noise_at_inference": False, **extra}),
+        "Nonp": lambda: DIPSGNN.from_params(**{**g, **priv, "C": options.C, "eps1": math.inf, "eps2": math.inf, **extra}),
+        "Nonp-U": lambda: DIPSGNN.from_params(**{**g, **priv, "C": options.C, "eps2": math.inf, "user_mode": "id", **extra}),
+        "Priv-U": lambda: DIPSGNN.from_params(**{**g, **priv, "C": options.C, "user_mode": "id", **extra}),
     }
     return builders[name]()
 
@@ -267,7 +272,7 @@ def sample_scores(model: Recommender, samples: SequenceSamples, max_len: int, ch
     graph of each prefix, SASRec each prefix, the others each sample's user."""
     starts = range(0, len(samples), chunk)
     chunks = [np.arange(lo, min(lo + chunk, len(samples))) for lo in starts]
-    if isinstance(model, SRGNN):
+    if isinstance(model, GRAPH_MODELS):
         yield from zip(chunks, model.score_samples(samples, chunk))
     elif isinstance(model, SASRec):
         for idx in chunks:
@@ -281,7 +286,7 @@ def evaluate_samples(model: Recommender, samples: SequenceSamples, seen: sp.csr_
                      max_len: int, ks: Sequence[int] = (10, 20)) -> tuple[dict[str, float], dict[str, float]]:
     """Metrics x100 of the full ranking (paper protocol) and with training items masked."""
     k = min(max(ks), n_items)
-    if isinstance(model, SRGNN) and not model.net_.scores_are_random():
+    if isinstance(model, GRAPH_MODELS) and not model.net_.scores_are_random():
         # means over samples do not depend on their order; grouped by length, batches pad less
         samples = samples.by_length(max_len)
     plain, masked = [], []
@@ -301,7 +306,7 @@ def run_method(name: str, seed: int, data: SequenceData, options: DIPSGNNOptions
     """Fit one method at one seed and evaluate it on the test samples."""
     model = build_method(name, options, backbone, seed)
     start = time.perf_counter()
-    if isinstance(model, SRGNN):
+    if isinstance(model, GRAPH_MODELS):
         model.fit(data.train)
     else:
         fit_part, valid = random_split(data.train, ratios=(0.9, 0.1), seed=seed)
@@ -321,9 +326,9 @@ def run_method(name: str, seed: int, data: SequenceData, options: DIPSGNNOptions
 # ---------------------------------------------------------------------------- tables
 
 
-def _mean_std(runs: list[MethodRun], metric: str, masked: bool = False) -> tuple[float, float]:
-    values = np.array([(r.masked if masked else r.metrics)[metric] for r in runs])
-    return float(values.mean()), float(values.std(ddof=1)) if len(values) > 1 else 0.0
+def _mean_std(runs: list[MethodRun], metric: str, masked: bool = False) -> MeanSD:
+    """Mean and sample sd over seeds (``metrics.summary``) of one metric of one method."""
+    return mean_sd((r.masked if masked else r.metrics)[metric] for r in runs)
 
 
 def improvement(ours: list[MethodRun], base: list[MethodRun], metric: str) -> tuple[float, float]:
@@ -354,7 +359,7 @@ def add_table2(results: Results, runs: dict[str, list[MethodRun]], column: str |
     head = ["type", "method"] + [f"{m} (ours)" for m in PAPER_METRICS] + [f"{m} (paper {column or 'n/a'})" for m in PAPER_METRICS]
     rows = []
     for name, method_runs in runs.items():
-        cells = [f"{mean:.2f} ± {std:.2f}" for mean, std in (_mean_std(method_runs, m) for m in PAPER_METRICS)]
+        cells = [_mean_std(method_runs, m).format(2) for m in PAPER_METRICS]
         rows.append(list(METHODS[name]) + cells + _paper_row(column, name))
     if "DIPSGNN" in runs and "EdgeRand" in runs:
         ours = [improvement(runs["DIPSGNN"], runs["EdgeRand"], m) for m in PAPER_METRICS]
@@ -365,7 +370,7 @@ def add_table2(results: Results, runs: dict[str, list[MethodRun]], column: str |
                     + [None if v is None else f"{v:+.2f}%" for v in paper_imp])
     caption = (f"Recall/MRR x100 over all items, seen items not masked (paper protocol); mean ± std over {seeds} seed(s); "
                "* = paired t-test over seeds p < 0.01")
-    masked_rows = [[METHODS[n][1]] + [_mean_std(r, m, masked=True)[0] for m in PAPER_METRICS] for n, r in runs.items()]
+    masked_rows = [[METHODS[n][1]] + [_mean_std(r, m, masked=True).mean for m in PAPER_METRICS] for n, r in runs.items()]
     return [
         results.add_table("table2", head, rows, caption),
         results.add_table("table2_masked", ["method"] + list(PAPER_METRICS), masked_rows,
@@ -401,7 +406,7 @@ def ordering_text(runs: dict[str, list[MethodRun]], column: str | None) -> str:
     common = [m for m in runs if m in paper]
     if len(common) < 3:
         return "Too few methods with a paper number to compare orderings."
-    ours = [_mean_std(runs[m], "recall@20")[0] for m in common]
+    ours = [_mean_std(runs[m], "recall@20").mean for m in common]
     theirs = [paper[m][0] for m in common]
     tau = stats.kendalltau(ours, theirs).statistic
     flips = [f"{a} vs {b}" for i, a in enumerate(common) for b in common[i + 1:]
@@ -415,9 +420,9 @@ def gap_text(runs: dict[str, list[MethodRun]]) -> str:
     """DIPSGNN's Recall@20 gap to non-private SR-GNN, for the correct noise and the code's."""
     if "SRGNN" not in runs:
         return ""
-    base = _mean_std(runs["SRGNN"], "recall@20")[0]
-    parts = [f"{METHODS[m][1]}: {_mean_std(runs[m], 'recall@20')[0]:.2f} vs {base:.2f} "
-             f"({100 * (_mean_std(runs[m], 'recall@20')[0] - base) / base:+.1f}%)"
+    base = _mean_std(runs["SRGNN"], "recall@20").mean
+    parts = [f"{METHODS[m][1]}: {_mean_std(runs[m], 'recall@20').mean:.2f} vs {base:.2f} "
+             f"({100 * (_mean_std(runs[m], 'recall@20').mean - base) / base:+.1f}%)"
              for m in ("DIPSGNN", "DIPSGNN_legacy") if m in runs]
     return ("Recall@20 gap to non-private SR-GNN (paper on ML-1M: 21.13 vs 21.01): " + "; ".join(parts) + ".") if parts else ""
 
@@ -470,7 +475,7 @@ def run_sweep(sweep: SweepSpec, data: SequenceData, options: DIPSGNNOptions, bac
         runs = {**{m: done[m] for m in sweep.methods if m not in todo},
                 **run_methods(todo, data, point_options, point_backbone, f"sweep {sweep.parameter}={value:g}")}
         for m in sweep.methods:
-            mean = _mean_std(runs[m], "recall@20")[0]
+            mean = _mean_std(runs[m], "recall@20").mean
             curves[m].append(mean)
             results.metrics[f"sweep/{sweep.parameter}={value:g}/{m}/recall@20"] = mean
     key = f"sweep-{sweep.parameter}"
@@ -480,6 +485,53 @@ def run_sweep(sweep: SweepSpec, data: SequenceData, options: DIPSGNNOptions, bac
     png = line_plot({METHODS[m][1]: (sweep.values, curves[m]) for m in sweep.methods}, sweep.parameter, "Recall@20 (%)",
                     markers=True)
     return table, results.add_figure(key, png, f"Recall@20 against {sweep.parameter} (paper Figs. 3-6)")
+
+
+@dataclass(frozen=True)
+class DIPSGNNStudy:
+    """The study's public entry for scripts that run it one (method, seed) at a time (the
+    benchmarks resume long grids that way): the prepared data, the options and the backbone,
+    and the study's own steps on them. A sweep point is ``(parameter, value)`` (Figs. 3-6)."""
+
+    config: Config
+    options: DIPSGNNOptions
+    backbone: dict[str, Any]
+    data: SequenceData | None = None
+
+    @classmethod
+    def load(cls, config: Config, prepare: bool = True) -> "DIPSGNNStudy":
+        """Validate the study options and, with ``prepare``, run steps 1-2 of the protocol
+        (module docstring; without, the study can only summarise and name its defaults)."""
+        options = validate_options(DIPSGNNOptions, config.study_options)
+        data = prepare_sequences(config, options, new_results(config)) if prepare else None
+        return cls(config, options, backbone_params(config), data)
+
+    @property
+    def prepared(self) -> SequenceData:
+        if self.data is None:
+            raise ConfigError("this DIPSGNN study was loaded without its data (prepare=False)")
+        return self.data
+
+    def at(self, point: tuple[str, float] | None) -> tuple[DIPSGNNOptions, dict[str, Any]]:
+        """Options and backbone of a sweep point (the study's own without one)."""
+        return (self.options, self.backbone) if point is None else sweep_point(*point, self.options, self.backbone)
+
+    def model(self, method: str, seed: int, point: tuple[str, float] | None = None) -> Recommender:
+        """The unfitted recommender of ``method`` (a Table 2 row or ablation)."""
+        return build_method(method, *self.at(point), seed)
+
+    def evaluate(self, model: Recommender) -> tuple[dict[str, float], dict[str, float]]:
+        """Test metrics x100 of a fitted model: paper protocol and training items masked."""
+        data = self.prepared
+        return evaluate_samples(model, data.test_samples, data.train.to_csr(), data.full.n_items, self.options.max_len)
+
+    def run(self, method: str, seed: int, point: tuple[str, float] | None = None) -> MethodRun:
+        """Fit ``method`` at ``seed`` (at a sweep point) and evaluate it (step 3-4)."""
+        return run_method(method, seed, self.prepared, *self.at(point))
+
+    def default(self, parameter: str) -> float:
+        """The study's own value of a swept parameter."""
+        return sweep_default(parameter, self.options, self.backbone)
 
 
 def run_dipsgnn(config: Config, options: DIPSGNNOptions) -> Results:
@@ -492,7 +544,8 @@ def run_dipsgnn(config: Config, options: DIPSGNNOptions) -> Results:
         runs = run_methods(options.methods, data, options, backbone, "dipsgnn")
     for name, method_runs in runs.items():
         for metric in PAPER_METRICS:
-            results.metrics[f"{name}/{metric}"], results.metrics[f"{name}/{metric}/std"] = _mean_std(method_runs, metric)
+            summary = _mean_std(method_runs, metric)
+            results.metrics[f"{name}/{metric}"], results.metrics[f"{name}/{metric}/std"] = summary.mean, summary.sd
         for label, s in method_runs[0].statements.items():
             if s.formal:
                 results.metrics[f"{name}/epsilon/{label}"] = float(np.mean([r.statements[label].epsilon for r in method_runs]))
@@ -563,9 +616,8 @@ def dipsgnn_section(ctx: AuditContext, out: SectionWriter) -> None:
                   "(a private sequential recommender) is not offered as its alternative.")
         return
     o = ctx.options
-    model = DIPSGNN(eps1=o.eps1, eps2=o.eps2, delta=o.delta, C=o.C, n_epochs=o.n_epochs, seed=ctx.config.seed,
-                    noise=ctx.config.noise,
-                    **_audit_features(o, ctx.data.train))
+    model = DIPSGNN.from_params(eps1=o.eps1, eps2=o.eps2, delta=o.delta, C=o.C, n_epochs=o.n_epochs, seed=ctx.config.seed,
+                                noise=ctx.config.noise, **_audit_features(o, ctx.data.train))
     model.fit(ctx.data.train, ctx.data.valid)
     ks = ctx.config.eval.ks
     target, private = test_metrics(ctx.model, ctx.data, ks), test_metrics(model, ctx.data, ks)

@@ -73,6 +73,7 @@ from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.experiments.sampling import sample_users
 from recprivacy.metrics.intervals import Estimate, paired_difference_interval, weighted_mean
+from recprivacy.metrics.summary import mean_sd
 from recprivacy.metrics.verdict import judge_defence
 from recprivacy.models import make_model
 from recprivacy.models.base import Recommender
@@ -300,8 +301,9 @@ def run_attack_grid(options: ExposureOptions, parts: dict[str, ExposurePairs], r
 
 
 def mean_std(runs: dict[tuple, dict], key: tuple[str, str], mode: str, metric: str) -> tuple[float, float]:
-    values = [r[mode][metric] for (e, d, _), r in runs.items() if (e, d) == key]
-    return float(np.mean(values)), float(np.std(values))
+    """Mean and sample sd over seeds (``metrics.summary``) of one encoder + decoder."""
+    summary = mean_sd(r[mode][metric] for (e, d, _), r in runs.items() if (e, d) == key)
+    return summary.mean, summary.sd
 
 
 def attack_tables(results: Results, options: ExposureOptions, runs: dict, baselines: dict, source: str) -> list[str]:

@@ -88,6 +88,7 @@ from recprivacy.federated.simulator import FederatedSimulator, GlobalRecommender
 from recprivacy.metrics.attack import multiclass_attack_report
 from recprivacy.metrics.intervals import Estimate, paired_difference_interval
 from recprivacy.metrics.ranking import evaluate
+from recprivacy.metrics.summary import format_mean_sd, mean_sd
 from recprivacy.report.figures import line_plot
 
 METHOD_LABELS = {
@@ -295,15 +296,17 @@ def _attack_round(sim: FederatedSimulator, up: RoundUploads, labels: dict, block
 
 def _summary(reports: list[dict]) -> dict[str, float]:
     keys = ("weighted_f1", "macro_f1", "accuracy")
-    out = {f"{k}_mean": float(np.mean([r[k] for r in reports])) for k in keys}
-    out.update({f"{k}_std": float(np.std([r[k] for r in reports])) for k in keys})
+    out = {}
+    for k in keys:
+        summary = mean_sd(r[k] for r in reports)
+        out[f"{k}_mean"], out[f"{k}_std"] = summary.mean, summary.sd
     out["blind_weighted_f1"] = float(np.mean([r["blind"]["weighted_f1"] for r in reports]))
     out["majority_weighted_f1"] = float(np.mean([r["baseline_majority"]["weighted_f1"] for r in reports]))
     return out
 
 
 def _fmt(cell: dict | None) -> str:
-    return "-" if cell is None else f"{cell['weighted_f1_mean']:.3f} ± {cell['weighted_f1_std']:.3f}"
+    return "-" if cell is None else format_mean_sd(cell["weighted_f1_mean"], cell["weighted_f1_std"])
 
 
 def _fmt_zero(cell: dict | None) -> str:

@@ -67,6 +67,7 @@ from recprivacy.experiments.train import PreparedData, fit_model, prepare_data
 from recprivacy.io import check_output_folder
 from recprivacy.metrics.attack import binary_attack_report
 from recprivacy.metrics.ranking import evaluate
+from recprivacy.metrics.summary import mean_sd
 from recprivacy.models import make_model
 from recprivacy.models.base import Recommender
 from recprivacy.report.figures import line_plot
@@ -334,8 +335,7 @@ class Measurements:
 
     def std(self, column: str, kind: str, variant: str = "UPC-SDG", k: float = math.nan, gamma: float = math.nan,
             **where: Any) -> float | None:
-        values = self._values(column, kind, variant, k, gamma, **where)
-        return float(np.std(values, ddof=1)) if len(values) > 1 else None
+        return mean_sd(self._values(column, kind, variant, k, gamma, **where)).sd_or_none
 
     def _values(self, column: str, kind: str, variant: str, k: float, gamma: float, **where: Any) -> np.ndarray:
         if column not in self.frame:

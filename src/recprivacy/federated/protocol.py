@@ -29,13 +29,16 @@ Flower engine trains one client per call and reproduces the in-process simulator
 
 Two hooks carry the on-device privacy of the objective-perturbation baselines
 (``recprivacy.defenses.federated_dp``: F-GERAI, F-GERAI-NL, F-DPMF), so they run in both
-engines through this same code:
+engines through this same code. The defences take arrays and generators only; the streams,
+schedules and batching stay here (the protocol imports defences, never the reverse):
 
 * ``FeaturePrivacy`` -- randomises the device's ``x_u`` once, before any training
-  (``client_features``; stream ``features`` of round 0, so it is the same in every round);
-* ``LocalObjective`` -- replaces the local loss and draws the objective's noise from the
-  client's ``objective`` stream (``draw``): per-sample noise of the loss (``slots``, same shape
-  as the schedule) and/or a linear term ``Σ_v η_vᵀ q_v`` on the item table (``items``). The
+  (``client_features`` hands it the rows and one generator per user: stream ``features`` of
+  round 0, so it is the same in every round);
+* ``LocalObjective`` -- replaces the local loss (``loss``; None keeps the BCE) and draws the
+  objective's noise from the generator of the client's ``objective`` stream (``draw``, given
+  the schedule's ``valid`` mask): per-sample noise of the loss (``slots``, same shape as the
+  schedule) and/or a linear term ``Σ_v η_vᵀ q_v`` on the item table (``items``). The
   gradient of the linear term is the constant ``w_s η_v`` at step ``s`` (``w_s``: the step's
   share of the epoch's samples, so one epoch adds ``η`` once); it is carried like the
   neighbourhood shift, as a per-client scalar ``c`` with every row read as ``T_v - c η_v``, so
@@ -45,7 +48,7 @@ engines through this same code:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -55,6 +58,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from recprivacy.defenses.federated_dp import ObjectiveNoise
 from recprivacy.errors import ConfigError, RecPrivacyError
 from recprivacy.federated.models import ITEM, FederatedModel
 from recprivacy.models.training import NegativeSampler
@@ -95,26 +99,16 @@ class UploadDefence(Protocol):
         from ``rngs[i]``); the input is not modified."""
 
 
-@dataclass(frozen=True)
-class ObjectiveNoise:
-    """One client's draw of its objective's noise: ``slots`` ``[steps, batch_size]`` (one value
-    per scheduled sample, 0 on padding) and/or ``items`` ``[n_items, d]`` (the ``η_v``)."""
-
-    slots: np.ndarray | None = None
-    items: np.ndarray | None = None
-
-
 class LocalObjective(Protocol):
     """A perturbed local objective (``recprivacy.defenses.federated_dp``)."""
 
     name: str
     fixed_across_rounds: bool
+    #: summed loss of one step ``[A, b]`` (``slots``: this step's per-sample noise); None keeps Eq. 8's BCE
+    loss: Callable[[Tensor, Tensor, Tensor, Tensor | None], Tensor] | None
 
-    def draw(self, schedule: Schedule, n_items: int, dim: int, rng: np.random.Generator) -> ObjectiveNoise:
-        """The client's noise for one round's schedule."""
-
-    def loss(self, logits: Tensor, labels: Tensor, valid: Tensor, slots: Tensor | None) -> Tensor:
-        """Summed loss of one step ``[A, b]`` (``slots``: this step's per-sample noise)."""
+    def draw(self, valid: np.ndarray, n_items: int, dim: int, rng: np.random.Generator) -> ObjectiveNoise:
+        """The client's noise for one round's schedule (``valid``: its ``[steps, batch_size]`` mask)."""
 
 
 class FeaturePrivacy(Protocol):
@@ -122,9 +116,8 @@ class FeaturePrivacy(Protocol):
 
     name: str
 
-    def perturb(self, x: np.ndarray, users: np.ndarray, noise: NoiseSource) -> np.ndarray:
-        """Randomised copies of the rows ``x`` of ``users`` (user ``u`` draws from its own
-        ``features`` stream of ``noise``)."""
+    def perturb(self, x: np.ndarray, users: np.ndarray, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        """Randomised copies of the rows ``x`` of ``users``, row ``i`` drawing from ``rngs[i]``."""
 
 
 def bce_loss(logits: Tensor, labels: Tensor, valid: Tensor, slots: Tensor | None = None) -> Tensor:
@@ -138,7 +131,9 @@ def client_features(x: np.ndarray, users: np.ndarray, noise: NoiseSource, privac
     x = np.asarray(x, dtype=np.float32)
     if privacy is None:
         return x
-    return np.asarray(privacy.perturb(x, np.asarray(users, dtype=np.int64), noise), dtype=np.float32)
+    users = np.asarray(users, dtype=np.int64)
+    rngs = [client_noise(noise, 0, u, "features") for u in users]
+    return np.asarray(privacy.perturb(x, users, rngs), dtype=np.float32)
 
 
 def initial_state(model: FederatedModel, n_users: int, seed: int, init_std: float) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
@@ -369,7 +364,7 @@ def local_update(
         step_weight = valid.sum(dim=2).to(dtype) / per_epoch.clamp(min=1.0)[:, None]
     x = torch.as_tensor(sorted_batch.x, dtype=dtype)
     labels, valid = labels.to(dtype), valid.to(dtype)
-    loss_fn = bce_loss if objective is None else objective.loss
+    loss_fn = bce_loss if objective is None or objective.loss is None else objective.loss
     for s, a in enumerate(active):
         a = int(a)
         it = items[:a, s]
@@ -400,7 +395,7 @@ def _objective_noise(objective: LocalObjective | None, model: FederatedModel, sc
     if objective is None:
         return None
     t = 0 if objective.fixed_across_rounds else round_
-    return [objective.draw(sched, model.n_items, model.dim, client_noise(noise, t, u, "objective"))
+    return [objective.draw(sched.valid, model.n_items, model.dim, client_noise(noise, t, u, "objective"))
             for sched, u in zip(schedules, users)]
 
 

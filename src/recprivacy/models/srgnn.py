@@ -28,7 +28,7 @@ Decisions (digest 002 and the SR-GNN code):
   ``A (H W + b)``, which differs only in how the bias is weighted by the degree);
 * user vector ``e_u``: ``user_mode="none"`` (SR-GNN), ``"id"`` (a learned table; the paper's
   "-U" variants) or ``"features"`` (``x_u E_U`` without bias, x_u the encoded user features,
-  LDP-perturbed by DIPSGNN Algorithm 3 when ``eps1`` is finite);
+  ``data.features.encode_features``);
 * every parameter starts U(-1/sqrt(d), 1/sqrt(d)) (SR-GNN); Adam (lr 0.01, weight decay 1e-5),
   learning rate x0.1 after epochs 2, 5 and 8 (the reference code's effective schedule,
   decision 20), batch 100, 10 epochs, the epoch with the best validation Recall@20 kept;
@@ -37,6 +37,13 @@ Decisions (digest 002 and the SR-GNN code):
   (the SR-GNN/DIPSGNN protocol); with ``valid`` (the generic ``train``/``audit`` protocol)
   validation is full-ranking Recall@20 of the next items after each training sequence.
 
+Layering: the model imports nothing from ``privacy/``. A defence that wraps it (DIPSGNN,
+EdgeRand, the DP-SGD engine in ``defenses/``) gives a copy of it its ``TrainingHooks``: the
+user features it reads (DIPSGNN Algorithm 3 perturbs them), the network it trains (noisy
+aggregation or adjacency, with the defence's own noise generator), and how an epoch becomes
+optimizer steps (Poisson sampling, clipped and noised gradients). The plain model uses the
+defaults, so its numbers do not depend on any defence.
+
 Batching: a mini-batch of prefixes becomes padded tensors (nodes ``[B, N]``, alias ``[B, L]``,
 adjacency ``[B, N, N]``) built with one sort and one scatter-add for the whole batch, so no
 Python loop runs over sequences. Item ids are ``0..n_items-1``; ``n_items`` is padding.
@@ -44,11 +51,9 @@ Python loop runs over sequences. Item ids are ``0..n_items-1``; ``n_items`` is p
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -57,14 +62,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from recprivacy.data.features import encode_features
 from recprivacy.data.interactions import Interactions
 from recprivacy.errors import ConfigError, DataError
 from recprivacy.metrics.ranking import evaluate, ranking_metrics
 from recprivacy.models.base import Recommender
 from recprivacy.models.training import TrainingHistory, fit_epochs
-from recprivacy.privacy.accounting import PrivacyStatement
-from recprivacy.privacy.mechanisms import multi_feature_budget, perturb_features
-from recprivacy.privacy.randomness import NoiseMixin, check_mode
 
 USER_MODES = ("none", "id", "features")
 ADJACENCY = ("degree", "count")
@@ -343,7 +346,44 @@ class SRGNNNet(nn.Module):
 # --------------------------------------------------------------------------- recommender
 
 
-class SRGNN(Recommender, NoiseMixin):
+class TrainingHooks:
+    """What a defence wrapping SR-GNN may change in its training (module docstring, "Layering");
+    these defaults are the plain model."""
+
+    def label(self, model: "SRGNN") -> str:
+        """What progress messages call the model being trained."""
+        return type(model).__name__
+
+    def user_features(self, model: "SRGNN", table: pd.DataFrame) -> pd.DataFrame:
+        """Encoded user features ``x_u``, one row per user (clean)."""
+        return encode_features(table, model.user_numeric, model.user_categorical, bounds=model.user_bounds,
+                               categories=model.user_categories)
+
+    def network(self, model: "SRGNN", user: UserEncoder | None) -> SRGNNNet:
+        """The network to train (called once ``model.n_items_`` is known)."""
+        return SRGNNNet(model.n_items_, model.hidden, model.n_steps, model.adjacency, user)
+
+    def start(self, model: "SRGNN", samples: SequenceSamples) -> None:
+        """Called once the training samples are fixed."""
+
+    def batches(self, model: "SRGNN", samples: SequenceSamples, rng: np.random.Generator) -> Iterator[np.ndarray]:
+        """Sample indices of each step of one epoch: length-pooled shuffled batches."""
+        return length_pooled_batches(samples.input_lengths(model.max_len), model.batch_size, rng)
+
+    def step(self, model: "SRGNN", samples: SequenceSamples, idx: np.ndarray, optimizer: torch.optim.Optimizer) -> float:
+        """One optimizer step on the mean softmax cross-entropy of the batch; returns the loss."""
+        loss = F.cross_entropy(model.net_(model.graphs(samples, idx), torch.from_numpy(samples.users[idx])),
+                               torch.from_numpy(samples.subset(idx).targets()))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+
+PLAIN = TrainingHooks()
+
+
+class SRGNN(Recommender):
     """Session-graph GNN recommender (module docstring for the model and the protocol).
 
     Parameters
@@ -357,9 +397,7 @@ class SRGNN(Recommender, NoiseMixin):
     user_numeric, user_categorical, user_categories, user_bounds:
         Feature columns of ``train.user_features`` (``"features"`` mode), the declared
         categories of categorical ones and public (low, high) bounds of numeric ones
-        (``privacy.mechanisms.encode_features``).
-    eps1:
-        LDP budget of the user features (DIPSGNN Algorithm 3); ``inf`` = clean features.
+        (``data.features.encode_features``).
     adjacency:
         ``"degree"`` (SR-GNN normalisation) or ``"count"`` (raw transition counts).
     max_len:
@@ -370,15 +408,9 @@ class SRGNN(Recommender, NoiseMixin):
         Training length, early stopping and the held-out share of training samples.
     seed:
         Seeds weights, batch order and the validation hold-out.
-    noise:
-        Where the feature perturbation and the private subclasses' noise come from:
-        ``"secure"`` (operating-system entropy, the default) or ``"simulation"`` (seeded by
-        ``seed``, for experiments only; ``privacy.randomness.NoiseSource``).
     """
 
     sequential = True
-    #: SR-GNN parameters a subclass fixes (its constructor refuses them)
-    fixed_params: Mapping[str, Any] = {}
 
     def __init__(
         self,
@@ -390,7 +422,6 @@ class SRGNN(Recommender, NoiseMixin):
         user_categorical: Sequence[str] = ("gender", "age", "occupation"),
         user_categories: Mapping[str, Sequence] | None = None,
         user_bounds: Mapping[str, Sequence[float]] | None = None,
-        eps1: float = math.inf,
         adjacency: str = "degree",
         max_len: int = 100,
         lr: float = 0.01,
@@ -402,10 +433,10 @@ class SRGNN(Recommender, NoiseMixin):
         patience: int = 5,
         valid_fraction: float = 0.1,
         seed: int = 0,
-        noise: str = "secure",
     ) -> None:
         super().__init__(seed=seed)
-        self.noise = check_mode(noise, f"{type(self).__name__}.noise")
+        #: set by a wrapping defence on its own copy (module docstring, "Layering")
+        self.hooks: TrainingHooks = PLAIN
         self.hidden = hidden
         self.n_steps = n_steps
         self.user_mode = user_mode
@@ -414,7 +445,6 @@ class SRGNN(Recommender, NoiseMixin):
         self.user_categorical = tuple(user_categorical)
         self.user_categories = None if user_categories is None else {k: list(v) for k, v in user_categories.items()}
         self.user_bounds = None if user_bounds is None else {k: tuple(v) for k, v in user_bounds.items()}
-        self.eps1 = eps1
         self.adjacency = adjacency
         self.max_len = max_len
         self.lr = lr
@@ -427,29 +457,6 @@ class SRGNN(Recommender, NoiseMixin):
         self.valid_fraction = valid_fraction
         self._check_params()
 
-    def get_params(self) -> dict[str, Any]:
-        """Hyperparameters of this class and of every SR-GNN class it extends."""
-        names: list[str] = []
-        for cls in type(self).__mro__:
-            if issubclass(cls, SRGNN) and "__init__" in vars(cls):
-                names += [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "backbone")]
-        return {n: getattr(self, n) for n in dict.fromkeys(names) if hasattr(self, n) and n not in self.fixed_params}
-
-    @classmethod
-    def _backbone(cls, backbone: Mapping[str, Any]) -> dict[str, Any]:
-        """SR-GNN arguments of a subclass: ``backbone`` plus the fixed ones (ConfigError when
-        ``backbone`` sets a fixed one)."""
-        for key in backbone:
-            if key in cls.fixed_params:
-                raise ConfigError(f"{cls.__name__}.{key} is fixed to {cls.fixed_params[key]!r}")
-        return {**backbone, **cls.fixed_params}
-
-    def feature_statement(self) -> PrivacyStatement:
-        """Local guarantee of the user features (DIPSGNN Theorem 4.1), or why there is none."""
-        if self.user_mode != "features":
-            return PrivacyStatement.no_guarantee("user features", "not used", f"user_mode is {self.user_mode!r}")
-        columns = list(self.user_numeric) + list(self.user_categorical)
-        return self.noise_source().stamp(multi_feature_budget(self.eps1, len(columns)).statement(columns))
     def edge_reuse(self) -> int:
         """Most forward passes per epoch that contain one transition occurrence: the training
         prefixes whose input window holds it (held-out validation prefixes included, as they
@@ -480,36 +487,23 @@ class SRGNN(Recommender, NoiseMixin):
             raise ConfigError(f"{name}.weight_decay: expected a number >= 0, got {self.weight_decay!r}")
         if not 0.0 <= self.valid_fraction < 1.0:
             raise ConfigError(f"{name}.valid_fraction: expected a value in [0, 1), got {self.valid_fraction!r}")
-        if not (isinstance(self.eps1, (int, float)) and self.eps1 > 0):
-            raise ConfigError(f"{name}.eps1: expected a positive number (inf = no perturbation), got {self.eps1!r}")
 
     # ------------------------------------------------------------------ building
-    def _user_features(self, train: Interactions, rng: np.random.Generator) -> pd.DataFrame:
-        """Encoded user features, perturbed once per user by DIPSGNN Algorithm 3 (eps1)."""
-        if train.user_features is None:
-            raise DataError(f"{train.name}: {type(self).__name__} user_mode 'features' needs user features; this dataset has none")
-        bounds = None if self.user_bounds is None else {k: tuple(v) for k, v in self.user_bounds.items()}
-        return perturb_features(train.user_features, self.user_numeric, self.user_categorical, self.eps1, rng,
-                                bounds=bounds, categories=self.user_categories)
-
-    def _user_encoder(self, train: Interactions, rng: np.random.Generator) -> UserEncoder | None:
+    def _user_encoder(self, train: Interactions) -> UserEncoder | None:
         if self.user_mode == "none":
             return None
         if self.user_mode == "id":
             return UserEncoder(train.n_users, self.user_dim, None)
-        self.user_features_ = self._user_features(train, rng)
+        if train.user_features is None:
+            raise DataError(f"{train.name}: SR-GNN user_mode 'features' needs user features; this dataset has none")
+        self.user_features_ = self.hooks.user_features(self, train.user_features)
         return UserEncoder(train.n_users, self.user_dim, torch.tensor(self.user_features_.to_numpy(), dtype=torch.float32))
-
-    def _build_net(self, user: UserEncoder | None) -> SRGNNNet:
-        return SRGNNNet(self.n_items_, self.hidden, self.n_steps, self.adjacency, user)
 
     # ------------------------------------------------------------------ training
     def _fit(self, train: Interactions, valid: Interactions | None) -> None:
         rng = np.random.default_rng(self.seed)
-        source = self.noise_source()
-        self.noise_ = source.torch_generator("noise")
         self.sequences_ = train.sequences()
-        self.net_ = self._build_net(self._user_encoder(train, source.generator("user features")))
+        self.net_ = self.hooks.network(self, self._user_encoder(train))
         samples = SequenceSamples.prefixes(self.sequences_)
         if not len(samples):
             raise DataError(f"{train.name}: no training samples (every training sequence has fewer than 2 items)")
@@ -522,41 +516,25 @@ class SRGNN(Recommender, NoiseMixin):
             validate = (lambda: self.sample_metrics(held, ks=(20,))["recall@20"]) if n_valid else None
         else:
             validate = lambda: evaluate(self, valid, ks=(20,))["recall@20"]  # noqa: E731
-        self._start_training(samples)
+        self.n_train_samples_ = len(samples)
+        self.hooks.start(self, samples)
         optimizer = torch.optim.Adam(self.net_.parameters(), lr=self.lr, weight_decay=self.weight_decay)
         schedule = torch.optim.lr_scheduler.MultiStepLR(optimizer, list(self.lr_milestones), self.lr_gamma)
 
         def run_epoch(epoch: int) -> float:
             total = 0.0
-            for idx in self._epoch_batches(samples, rng):
-                total += self._train_step(samples, idx, optimizer) * len(idx)
+            for idx in self.hooks.batches(self, samples, rng):
+                total += self.hooks.step(self, samples, idx, optimizer) * len(idx)
             schedule.step()
             return total / len(samples)
 
         self.history_: TrainingHistory = fit_epochs(self.net_, run_epoch, self.n_epochs, validate, 1, self.patience,
-                                                    desc=type(self).__name__)
+                                                    desc=self.hooks.label(self))
 
-    def _start_training(self, samples: SequenceSamples) -> None:
-        """Called once the training samples are fixed (DP-SGD calibrates its noise here)."""
-        self.n_train_samples_ = len(samples)
-
-    def _epoch_batches(self, samples: SequenceSamples, rng: np.random.Generator) -> Iterator[np.ndarray]:
-        """Sample indices of each step of one epoch: length-pooled shuffled batches."""
-        return length_pooled_batches(samples.input_lengths(self.max_len), self.batch_size, rng)
-
-    def _graphs(self, samples: SequenceSamples, idx: np.ndarray) -> SessionGraphs:
+    def graphs(self, samples: SequenceSamples, idx: np.ndarray) -> SessionGraphs:
+        """The padded session graphs of ``samples[idx]`` (inputs cut to ``max_len``)."""
         seqs, lengths = batch_inputs(samples, idx, self.max_len, self.n_items_)
         return session_graphs(seqs, lengths, self.n_items_)
-
-    def _train_step(self, samples: SequenceSamples, idx: np.ndarray, optimizer: torch.optim.Optimizer) -> float:
-        """One Adam step on the mean softmax cross-entropy of the batch; returns the loss."""
-        graphs = self._graphs(samples, idx)
-        targets = torch.from_numpy(samples.subset(idx).targets())
-        loss = F.cross_entropy(self.net_(graphs, torch.from_numpy(samples.users[idx])), targets)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        return loss.item()
 
     # ------------------------------------------------------------------ scoring
     def score_samples(self, samples: SequenceSamples, batch_size: int = 500) -> Iterator[torch.Tensor]:
@@ -566,7 +544,7 @@ class SRGNN(Recommender, NoiseMixin):
         with torch.no_grad():
             for lo in range(0, len(samples), batch_size):
                 idx = np.arange(lo, min(lo + batch_size, len(samples)))
-                yield self.net_(self._graphs(samples, idx), torch.from_numpy(samples.users[idx]))
+                yield self.net_(self.graphs(samples, idx), torch.from_numpy(samples.users[idx]))
 
     def sample_metrics(self, samples: SequenceSamples, ks: Sequence[int] = (10, 20)) -> dict[str, float]:
         """Full-ranking metrics of the targets of ``samples`` (one relevant item per sample,

@@ -30,6 +30,7 @@ from recprivacy.privacy.accounting import (
     make_accountant,
     poisson_sampled_event,
 )
+from recprivacy.data.features import encode_features
 from recprivacy.privacy.mechanisms import (
     FeatureBudget,
     GaussianMechanism,
@@ -37,7 +38,6 @@ from recprivacy.privacy.mechanisms import (
     OptimizedUnaryEncoding,
     PiecewiseMechanism,
     RandomizedResponse,
-    encode_features,
     multi_feature_budget,
     perturb_features,
 )

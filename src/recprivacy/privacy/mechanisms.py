@@ -34,7 +34,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from recprivacy.errors import ConfigError, DataError
+from recprivacy.data.features import feature_frame, parse_features
+from recprivacy.errors import DataError
 from recprivacy.privacy.accounting import (
     GaussianCalibration,
     PrivacyStatement,
@@ -414,105 +415,6 @@ def multi_feature_budget(epsilon: float, n_features: int) -> FeatureBudget:
     return FeatureBudget(float(epsilon), n, k)
 
 
-@dataclass(frozen=True)
-class _Feature:
-    """One user feature ready for perturbation: scaled numbers or category codes."""
-
-    name: str
-    values: np.ndarray
-    categories: tuple | None = None
-
-    def columns(self) -> list[str]:
-        if self.categories is None:
-            return [self.name]
-        return [f"{self.name}={c}" for c in self.categories]
-
-    def encode(self) -> np.ndarray:
-        """Clean encoding: the scaled column, or the one-hot block."""
-        if self.categories is None:
-            return self.values[:, None]
-        return (self.values[:, None] == np.arange(len(self.categories))).astype(np.float64)
-
-
-def _numeric_feature(
-    table: pd.DataFrame, column: str, bounds: tuple[float, float] | None
-) -> _Feature:
-    """Min-max scale ``column`` to [-1, 1]: ``(x - (lo+hi)/2) / ((hi-lo)/2)``, then clip.
-
-    ``bounds`` are public (lo, hi); without them the table's own min and max are used (as the
-    DIPSGNN code does). A constant column maps to 0.
-    """
-    x = pd.to_numeric(table[column], errors="coerce").to_numpy(dtype=np.float64)
-    if np.isnan(x).any():
-        raise DataError(f"feature column {column!r}: {int(np.isnan(x).sum())} missing or "
-                        "non-numeric values; fill or drop them first")
-    lo, hi = bounds if bounds is not None else (x.min(), x.max())
-    if hi < lo:
-        raise ConfigError(f"bounds[{column!r}] must be (low, high) with low <= high, got {bounds}")
-    half = (hi - lo) / 2.0
-    scaled = np.zeros_like(x) if half == 0 else (x - (lo + hi) / 2.0) / half
-    return _Feature(column, np.clip(scaled, -1.0, 1.0))
-
-
-def _categorical_feature(
-    table: pd.DataFrame, column: str, categories: Sequence | None
-) -> _Feature:
-    """Category codes of ``column`` against ``categories`` (default: sorted observed values)."""
-    col = table[column]
-    if col.isna().any():
-        raise DataError(f"feature column {column!r}: {int(col.isna().sum())} missing values; "
-                        "fill them (e.g. as their own category) or drop those users")
-    cats = tuple(sorted(col.unique())) if categories is None else tuple(categories)
-    if len(cats) < 2:
-        raise DataError(f"feature column {column!r} needs at least 2 categories, got {list(cats)}")
-    unknown = ~col.isin(cats)
-    if unknown.any():
-        shown = sorted(set(col[unknown].astype(str)))[:5]
-        raise DataError(f"feature column {column!r}: values {shown} are not in the declared "
-                        "categories")
-    codes = pd.Categorical(col, categories=list(cats)).codes.astype(np.int64)
-    return _Feature(column, codes, cats)
-
-
-def _features(
-    table: pd.DataFrame,
-    numeric_cols: Sequence[str],
-    categorical_cols: Sequence[str],
-    bounds: Mapping[str, tuple[float, float]] | None,
-    categories: Mapping[str, Sequence] | None,
-) -> list[_Feature]:
-    """Numeric features (in order) then categorical ones, validated."""
-    names = list(numeric_cols) + list(categorical_cols)
-    missing = [c for c in names if c not in table.columns]
-    if missing:
-        raise DataError(f"feature columns {missing} not in the table (have {list(table.columns)})")
-    if len(set(names)) != len(names) or not names:
-        raise ConfigError(f"feature columns must be distinct and non-empty, got {names}")
-    bounds, categories = bounds or {}, categories or {}
-    return [_numeric_feature(table, c, bounds.get(c)) for c in numeric_cols] + [
-        _categorical_feature(table, c, categories.get(c)) for c in categorical_cols
-    ]
-
-
-def _frame(features: list[_Feature], blocks: list[np.ndarray], index: pd.Index) -> pd.DataFrame:
-    columns = [c for f in features for c in f.columns()]
-    return pd.DataFrame(np.hstack(blocks), index=index, columns=columns)
-
-
-def encode_features(
-    table: pd.DataFrame,
-    numeric_cols: Sequence[str],
-    categorical_cols: Sequence[str],
-    bounds: Mapping[str, tuple[float, float]] | None = None,
-    categories: Mapping[str, Sequence] | None = None,
-) -> pd.DataFrame:
-    """The clean encoding ``x_u`` (DIPSGNN Sec. 4.1): numeric columns scaled to [-1, 1], then
-    one one-hot block per categorical column (columns ``"name=value"``); one row per user.
-    """
-    features = _features(table, numeric_cols, categorical_cols, bounds, categories)
-    return _frame(features, [f.encode() for f in features], table.index)
-
-
 def perturb_features(
     table: pd.DataFrame,
     numeric_cols: Sequence[str],
@@ -527,12 +429,12 @@ def perturb_features(
     Each user samples k = ``multi_feature_budget(epsilon, n).k`` distinct features uniformly;
     a sampled numerical feature becomes ``(n/k) * PM(x, eps/k)``, a sampled categorical one the
     OUE bits with eps/k (not rescaled); features not sampled are all zero. Same layout as
-    ``encode_features``; ``epsilon = inf`` returns that clean encoding.
+    ``data.features.encode_features``; ``epsilon = inf`` returns that clean encoding.
     """
-    features = _features(table, numeric_cols, categorical_cols, bounds, categories)
+    features = parse_features(table, numeric_cols, categorical_cols, bounds, categories)
     budget = multi_feature_budget(epsilon, len(features))
     if math.isinf(budget.epsilon):
-        return _frame(features, [f.encode() for f in features], table.index)
+        return feature_frame(features, [f.encode() for f in features], table.index)
     n_users, n = len(table), len(features)
     order = rng.random((n_users, n)).argsort(axis=1)
     selected = np.zeros((n_users, n), dtype=bool)
@@ -549,4 +451,4 @@ def perturb_features(
             oue = OptimizedUnaryEncoding(eps, len(feature.categories))
             block[rows] = oue.perturb(feature.values[rows], rng)
         blocks.append(block)
-    return _frame(features, blocks, table.index)
+    return feature_frame(features, blocks, table.index)

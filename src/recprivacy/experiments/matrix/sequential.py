@@ -33,17 +33,17 @@ from pydantic import Field, PositiveInt
 from recprivacy.config import StudyOptions
 from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.dipsgnn import DIPSGNN
-from recprivacy.defenses.dpsgd import DPSGDSRGNN
+from recprivacy.defenses.dpsgd import DPSGD
 from recprivacy.defenses.edgerand import EdgeRand
+from recprivacy.defenses.private_srgnn import PrivateSRGNN
 from recprivacy.experiments.matrix.cells import Canaries
 from recprivacy.experiments.train import PreparedData
 from recprivacy.metrics.epsilon import judge_claim, largest_roc_epsilon, one_run_epsilon, roc_epsilon
-from recprivacy.models.srgnn import SRGNN
 
 #: report name -> (defence class, the statement of its whole-run claim)
-SEQUENTIAL: dict[str, tuple[type[SRGNN], str]] = {
+SEQUENTIAL: dict[str, tuple[type[PrivateSRGNN], str]] = {
     "DIPSGNN": (DIPSGNN, "edges, whole training run"),
-    "DP-SGD": (DPSGDSRGNN, "training samples, whole training run"),
+    "DP-SGD": (DPSGD, "training samples, whole training run"),
     "EdgeRand": (EdgeRand, "edges, whole training run"),
 }
 EDGE_NOTE = "canary = one appended label, outside the edge-level unit (gradients not privatised)"
@@ -65,7 +65,7 @@ def one_per_user(canaries: Canaries) -> Canaries:
     return Canaries(canaries.users[keep], canaries.items[keep], canaries.included[keep])
 
 
-def canary_scores(model: SRGNN, canaries: Canaries, clean: Interactions) -> np.ndarray:
+def canary_scores(model: PrivateSRGNN, canaries: Canaries, clean: Interactions) -> np.ndarray:
     """``s(u, c)`` of the module docstring, from each canary user's canary-free sequence."""
     sequences = clean.sequences()
     scores = model.score_sequences([sequences[u] for u in canaries.users], canaries.users)
@@ -74,7 +74,7 @@ def canary_scores(model: SRGNN, canaries: Canaries, clean: Interactions) -> np.n
     return z[torch.arange(len(canaries.users)), torch.as_tensor(canaries.items)].numpy()
 
 
-def audit_row(name: str, model: SRGNN, canaries: Canaries, clean: Interactions, k_guess: int) -> list:
+def audit_row(name: str, model: PrivateSRGNN, canaries: Canaries, clean: Interactions, k_guess: int) -> list:
     """One row of the claimed-vs-measured table for a fitted sequential ``model``."""
     statement = model.privacy_statement()[SEQUENTIAL[name][1]]
     scores = canary_scores(model, canaries, clean)
@@ -84,7 +84,7 @@ def audit_row(name: str, model: SRGNN, canaries: Canaries, clean: Interactions, 
     limit = largest_roc_epsilon(int(y.sum()), int((~y).sum()))
     how = f"larger of the two bounds, {len(y)} canaries"
     reading = judge_claim(statement.epsilon, max(roc, one_run.epsilon), how, limit).text
-    if SEQUENTIAL[name][0] is not DPSGDSRGNN:
+    if SEQUENTIAL[name][0] is not DPSGD:
         reading += f" [{EDGE_NOTE}]"
     return [f"{name} (SR-GNN)", statement.epsilon if statement.formal else None, statement.delta, statement.accountant,
             statement.unit, statement.scope, roc, one_run.epsilon, f"{one_run.correct} of {one_run.guesses}", reading]  # fmt: skip
@@ -99,6 +99,6 @@ def sequential_rows(data: PreparedData, members: np.ndarray, o: SequentialAuditO
     k_guess = min(o.canary_guesses, len(canaries.users) // 2)
     rows = []
     for name in o.defences:
-        model = SEQUENTIAL[name][0](seed=seed, noise=noise, **o.params).fit(planted)
+        model = SEQUENTIAL[name][0].from_params(seed=seed, noise=noise, **o.params).fit(planted)
         rows.append(audit_row(name, model, canaries, data.train, k_guess))
     return rows

@@ -64,6 +64,7 @@ from recprivacy.experiments.membership.render import roc_png
 from recprivacy.metrics.attack import roc_auc
 from recprivacy.metrics.intervals import (auc_difference_interval, auc_interval, mean_interval,
                                          tpr_at_fpr_interval, unpaired_difference)
+from recprivacy.metrics.summary import mean_sd
 from recprivacy.metrics.verdict import judge_defence
 from recprivacy.models import MODELS, make_model
 from recprivacy.privacy.accounting import PrivacyStatement
@@ -278,7 +279,7 @@ def _over_seeds(runs: list[SeedRun], protocol: str, key: str) -> str:
     aucs = [roc_auc(r.scored[protocol].labels, {**r.scored[protocol].attacks, **r.scored[protocol].baselines}[key])
             for r in runs]  # fmt: skip
     e = mean_interval(aucs, bounds=(0.0, 1.0))
-    return f"{e.value:.3f} ± {np.std(aucs, ddof=1):.3f} [{e.low:.3f}, {e.high:.3f}]"
+    return f"{mean_sd(aucs).format(3)} [{e.low:.3f}, {e.high:.3f}]"
 
 
 def _add_risks(out: SectionWriter, protocol: str, j: Judgement, first: Scored) -> None:

@@ -21,6 +21,7 @@ from recprivacy.defenses.popularity_randomization import PopularityRandomization
 from recprivacy.experiments.membership.options import MembershipOptions
 from recprivacy.experiments.membership.plan import HitRateKey, Plan
 from recprivacy.experiments.results import Results
+from recprivacy.metrics.summary import mean_sd
 
 #: attack metrics averaged over seeds
 METRICS = ("auc", "balanced_accuracy", "tpr@0.1%fpr", "tpr@1%fpr", "advantage", "precision", "recall", "accuracy")
@@ -38,9 +39,9 @@ class Collected:
     seeds: list[int] = field(default_factory=list)
 
     def stat(self, spec: AttackSpec, metric: str = "auc") -> tuple[float, float]:
-        """Mean and standard deviation over seeds of one metric of one setting."""
-        values = [r[metric] for r in self.reports[spec] if metric in r]
-        return (float(np.mean(values)), float(np.std(values))) if values else (float("nan"), float("nan"))
+        """Mean and sample sd over seeds (``metrics.summary``) of one metric of one setting."""
+        summary = mean_sd(r[metric] for r in self.reports[spec] if metric in r)
+        return summary.mean, summary.sd
 
     def hit(self, key: HitRateKey, part: str = "members") -> float:
         return float(np.mean([h[part] for h in self.hit_rates[key]])) if key in self.hit_rates else float("nan")

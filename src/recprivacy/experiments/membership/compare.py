@@ -24,6 +24,7 @@ from recprivacy.attacks.membership import AttackSpec, LabOptions, MembershipLab
 from recprivacy.attacks.membership.protocols import PROTOCOLS
 from recprivacy.data.interactions import Interactions
 from recprivacy.metrics.intervals import Estimate, auc_difference_interval, auc_interval, mean_interval, tpr_at_fpr_interval
+from recprivacy.metrics.summary import mean_sd
 from recprivacy.metrics.verdict import Verdict, judge_attack
 
 ATTACK_NAMES = {"mlp": "paper MLP (shadow-trained)", "lira": "LiRA (online)", "lira_offline": "LiRA (offline)",
@@ -133,7 +134,7 @@ def summarise_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         tprs = [r["tpr@1%fpr"]["value"] for r in rows if r["tpr@1%fpr"]["resolvable"]]
         auc = mean_interval(aucs, bounds=(0.0, 1.0))
         out.append({"algorithm": algorithm, "protocol": protocol, "kind": kind, "name": name, "seeds": len(rows),
-                    "auc": auc.to_dict(), "auc_sd": float(np.std(aucs, ddof=1)) if len(aucs) > 1 else float("nan"),
+                    "auc": auc.to_dict(), "auc_sd": mean_sd(aucs).sd,
                     "tpr@1%fpr": mean_interval(tprs, bounds=(0.0, 1.0)).to_dict() if tprs else None,
                     "n_nonmembers": rows[0]["n_nonmembers"]})  # fmt: skip
     return out
