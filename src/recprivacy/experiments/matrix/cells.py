@@ -34,7 +34,8 @@ import numpy as np
 from recprivacy.data.exposure_pairs import ExposurePairs
 from recprivacy.data.interactions import Interactions
 from recprivacy.experiments.exposure import judged_recall
-from recprivacy.experiments.federated import judge_class_metric, pooled_predictions
+from recprivacy.experiments.federated import class_metric, judge_class_metric, pooled_predictions
+from recprivacy.experiments.matrix.plan import DefenceSpec
 from recprivacy.metrics.epsilon import (
     OneRunAudit,
     canary_inclusion,
@@ -43,6 +44,8 @@ from recprivacy.metrics.epsilon import (
 )
 from recprivacy.metrics.intervals import Estimate, auc_interval
 from recprivacy.metrics.verdict import Verdict, judge_attack
+from recprivacy.models.base import Recommender
+from recprivacy.privacy.accounting import PrivacyStatement
 
 
 @dataclass(frozen=True)
@@ -68,18 +71,32 @@ class Judged:
 @dataclass
 class Cell:
     """A cell: the frozen and adaptive attackers (None when the cell does not apply, with the
-    ``reason``), and for the canary column the epsilon bounds."""
+    ``reason``), for the canary column the epsilon bounds, and ``utility`` when the system the
+    cell attacks is not its row's (the no-defence row's uploads cell: Pure FedRec)."""
 
     frozen: Judged | None = None
     adaptive: Judged | None = None
     reason: str = ""
     epsilon: dict[str, Any] = field(default_factory=dict)
+    utility: tuple[str, Estimate, Estimate] | None = None
 
     @property
     def best(self) -> Judged | None:
         """The stronger of the two attackers (larger effective success on the cell's metric)."""
         judged = [j for j in (self.frozen, self.adaptive) if j is not None]
         return max(judged, key=lambda j: j.effective.value, default=None)
+
+
+@dataclass
+class World:
+    """One defence row: the model serving the lists, what the defence changes, its claim and
+    its utility cost, and the row's cells by attack key."""
+
+    spec: DefenceSpec
+    model: Recommender
+    statement: PrivacyStatement
+    utility: tuple[str, Estimate, Estimate] | None = None
+    cells: dict[str, Cell] = field(default_factory=dict)
 
 
 def judged(value: Estimate, baseline: float, name: str, margin: Estimate, chance: float | None = None) -> Judged:
@@ -100,12 +117,13 @@ def membership_judged(outcome: Any) -> Judged:
 
 
 def attribute_judged(x_fit: Any, x_world: Any, y: np.ndarray, n_classes: int, zeta: float, seeds: int,
-                     attackers: list[str]) -> Judged:  # fmt: skip
+                     attackers: list[str], metric: str = "accuracy") -> Judged:  # fmt: skip
     """The best of ``attackers`` trained on ``x_fit`` (known users) and applied to ``x_world``
-    (the others), judged on accuracy against the majority-class guess."""
+    (the others), judged on ``metric`` (``accuracy``: against the majority-class guess;
+    ``weighted_f1``: against the better of that and a uniform guess)."""
     runs = [pooled_predictions(x_fit, y, n_classes, zeta, seeds, kind, x_attacked=x_world) for kind in attackers]
-    best = max(runs, key=lambda r: float(np.mean(r[1] == r[2])))
-    return judged(*judge_class_metric("accuracy", *best, n_classes))
+    best = max(runs, key=lambda r: class_metric(metric, *r, n_classes)(None))
+    return judged(*judge_class_metric(metric, *best, n_classes))
 
 
 # ---------------------------------------------------------------------------- exposure

@@ -6,6 +6,10 @@ observes one channel (``lists`` served to users, ``exposures`` logged as slates,
 training``); a defence protects one channel. A defence that protects model training changes
 the model, and so every list and exposure it produces: it applies to every attack. Any other
 defence applies only to attacks on its own channel; the cell says why not otherwise.
+
+Federated ``uploads`` exist only in a federated system: a centrally trained row makes none, and
+an upload defence changes nothing a central target serves, so the two sets of rows meet only in
+the no-defence row, whose uploads cell is the undefended federated system (Pure FedRec).
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 #: a defence on this channel changes every channel downstream of it
-DOWNSTREAM = {"model training": ("model training", "lists", "exposures"), "lists": ("lists",), "exposures": ("exposures",)}
+DOWNSTREAM = {"model training": ("model training", "lists", "exposures"), "lists": ("lists",), "exposures": ("exposures",),
+              "uploads": ("uploads",)}
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,7 @@ ATTACKS = (
     AttackSpec("attribute", "attribute inference from top-k lists", "lists", "accuracy"),
     AttackSpec("exposure", "exposure leakage (recent clicks from a slate)", "exposures", "Recall@10"),
     AttackSpec("canaries", "canary membership (model training)", "model training", "ROC AUC"),
+    AttackSpec("uploads", "attribute inference from federated uploads (paper 004)", "uploads", "weighted F1"),
 )
 
 

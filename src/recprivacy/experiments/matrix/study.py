@@ -13,7 +13,8 @@ Steps (``MatrixOptions``):
    ``dpmf_epsilons``). Each world has its privacy statement and its utility cost: Recall@10 on
    the members' test split against the undefended target for a replaced model; the slates'
    next-item recall for exposure perturbation; none for members under popularity
-   randomization (their lists are unchanged).
+   randomization (their lists are unchanged). The upload defences of paper 004 get rows of
+   their own federated system, with the uploads column (``uploads``).
 3. Run every applicable cell (``plan.not_applicable``), frozen and adaptive (``cells``); judge
    each attacker against its blind guess and each defence by the change it causes in the
    stronger attacker's success (``metrics.verdict.judge_defence``: *backfires* when the attack
@@ -28,7 +29,7 @@ Steps (``MatrixOptions``):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
@@ -56,6 +57,7 @@ from recprivacy.experiments.federated import served_to_all
 from recprivacy.experiments.matrix.cells import (
     Canaries,
     Cell,
+    World,
     attribute_judged,
     canary_judged,
     exposure_judged,
@@ -64,6 +66,7 @@ from recprivacy.experiments.matrix.cells import (
 from recprivacy.experiments.matrix.plan import ATTACKS, DefenceSpec, not_applicable
 from recprivacy.experiments.matrix.render import render
 from recprivacy.experiments.matrix.sequential import SequentialAuditOptions, sequential_rows
+from recprivacy.experiments.matrix.uploads import UploadCellOptions, uploads_column
 from recprivacy.experiments.membership.audit import audit_partition
 from recprivacy.experiments.membership.collect import randomizer
 from recprivacy.experiments.results import Results
@@ -130,18 +133,7 @@ class MatrixOptions(StudyOptions):
     canary_guesses: PositiveInt = 100
     mechanism_samples: PositiveInt = 20000
     sequential: SequentialAuditOptions = Field(default_factory=SequentialAuditOptions)
-
-
-@dataclass
-class World:
-    """One defence row: the model serving the lists, what the defence changes, its claim and
-    its utility cost, and the row's cells by attack key."""
-
-    spec: DefenceSpec
-    model: Recommender
-    statement: PrivacyStatement
-    utility: tuple[str, Estimate, Estimate] | None = None
-    cells: dict[str, Cell] = field(default_factory=dict)
+    uploads: UploadCellOptions = Field(default_factory=UploadCellOptions)
 
 
 def run_matrix(config: Config, options: MatrixOptions) -> Results:
@@ -152,6 +144,7 @@ def run_matrix(config: Config, options: MatrixOptions) -> Results:
     planted = replace(data, train=canaries.plant(data.train))
     target = fit_model(config, planted, results)
     worlds = build_worlds(config, options, planted, target, results)
+    uploads_column(config, options, data, worlds, results)  # before the other columns: its rows get their cells
     with results.timed("matrix:membership"):
         membership_column(config, options, planted, worlds)
     with results.timed("matrix:attribute"):
