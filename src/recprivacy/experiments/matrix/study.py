@@ -15,7 +15,8 @@ Steps (``MatrixOptions``):
    next-item recall for exposure perturbation; none for members under popularity
    randomization (their lists are unchanged). The upload defences of paper 004 get rows of
    their own federated system, with the uploads column (``uploads``).
-3. Run every applicable cell (``plan.not_applicable``), frozen and adaptive (``cells``); judge
+3. Run every applicable cell (``plan.not_applicable``), frozen and adaptive (``cells``; the
+   exposure column in ``exposure``); judge
    each attacker against its blind guess and each defence by the change it causes in the
    stronger attacker's success (``metrics.verdict.judge_defence``: *backfires* when the attack
    gains). The change is an unpaired difference (``intervals.unpaired_difference``).
@@ -36,21 +37,11 @@ import numpy as np
 from pydantic import Field, PositiveInt
 
 from recprivacy.attacks.attribute import recommendation_matrix
-from recprivacy.attacks.exposure import ExposureAttack
 from recprivacy.attacks.membership import AttackSpec as LabSpec
 from recprivacy.attacks.membership import LabOptions, MembershipLab
 from recprivacy.config import Config, StudyOptions
-from recprivacy.data.exposure_pairs import (
-    ExposurePairs,
-    simulate_exposure,
-    split_pairs,
-    user_groups,
-)
 from recprivacy.defenses.dpmf import DPMF
-from recprivacy.defenses.exposure_perturbation import (
-    ExposurePerturbation,
-    next_item_recall,
-)
+from recprivacy.defenses.exposure_perturbation import ExposurePerturbation
 from recprivacy.defenses.popularity_randomization import PopularityRandomization
 from recprivacy.experiments.audit import AuditContext, member_users, utility_change
 from recprivacy.experiments.federated import served_to_all
@@ -60,9 +51,9 @@ from recprivacy.experiments.matrix.cells import (
     World,
     attribute_judged,
     canary_judged,
-    exposure_judged,
     membership_judged,
 )
+from recprivacy.experiments.matrix.exposure import ExposureCellOptions, exposure_column
 from recprivacy.experiments.matrix.plan import ATTACKS, DefenceSpec, not_applicable
 from recprivacy.experiments.matrix.render import render
 from recprivacy.experiments.matrix.sequential import SequentialAuditOptions, sequential_rows
@@ -79,11 +70,7 @@ from recprivacy.experiments.train import (
     prepare_data,
 )
 from recprivacy.federated.features import attribute_labels
-from recprivacy.metrics.intervals import (
-    Estimate,
-    paired_difference_interval,
-    weighted_mean,
-)
+from recprivacy.metrics.intervals import Estimate
 from recprivacy.models.base import Recommender
 from recprivacy.privacy.accounting import PrivacyStatement
 
@@ -92,18 +79,6 @@ ATTACK = {a.key: a for a in ATTACKS}
 POPULARITY_UNDER_SERVED = ("does not apply: Popularity Randomization replaces the popular list that paper 001 gives "
                            "non-members; under the served protocol non-members get the target's own lists, so there is "
                            "nothing to replace (the membership audit section measures it under the paper protocol)")
-
-
-class ExposureCellOptions(StudyOptions):
-    """The exposure column: simulated slates and one attacker (reduced training by default)."""
-
-    history_len: PositiveInt = 5
-    slate_size: PositiveInt = 10
-    max_pairs_per_user: PositiveInt = 5
-    attacker: str = "mean+gru"
-    dim: PositiveInt = 32
-    n_epochs: PositiveInt = 5
-    patience: PositiveInt = 2
 
 
 class MembershipCellOptions(StudyOptions):
@@ -282,53 +257,6 @@ def _aligned(users: np.ndarray, lists: np.ndarray, clean_users: np.ndarray,
     """The users served in both worlds, with their lists in each."""
     common, a, b = np.intersect1d(users, clean_users, return_indices=True)
     return common, lists[a], clean_lists[b]
-
-
-# ---------------------------------------------------------------------------- exposure column
-
-
-def exposure_column(config: Config, options: MatrixOptions, data: PreparedData, worlds: list[World],
-                    results: Results) -> None:  # fmt: skip
-    """Exposure leakage from each world's slates, frozen (the attacker trained on the
-    undefended target's slates) and adaptive (retrained on the world's slates)."""
-    o = options.exposure
-    groups = user_groups(np.flatnonzero(data.full.user_counts() > o.history_len), data.full.n_users, config.seed)
-
-    def parts_of(model: Recommender) -> dict[str, ExposurePairs]:
-        pairs = simulate_exposure(model, data.full, o.history_len, o.slate_size, max_pairs_per_user=o.max_pairs_per_user)
-        return split_pairs(pairs, groups)
-
-    def fitted(parts: dict[str, ExposurePairs]) -> ExposureAttack:
-        encoder, _, decoder = o.attacker.partition("+")
-        attack = ExposureAttack(encoder, decoder, dim=o.dim, n_epochs=o.n_epochs, patience=o.patience, seed=config.seed)
-        return attack.fit(parts["train"], parts["valid"])
-
-    clean = parts_of(worlds[0].model)
-    frozen = fitted(clean)
-    for world in worlds:
-        if (why := not_applicable(ATTACK["exposure"], world.spec)) is not None:
-            world.cells["exposure"] = Cell(reason=why)
-            continue
-        if world.spec.key == "none":
-            judged = exposure_judged(frozen, clean)
-            world.cells["exposure"] = Cell(judged, judged)
-            continue
-        if world.spec.key == "exposure_perturbation":
-            defence = ExposurePerturbation(options.perturbation_ratio, seed=config.seed, noise=config.noise).fit(clean["train"])
-            parts = {name: defence.perturb(p) for name, p in clean.items()}
-            world.utility = _slate_utility(clean["test"], parts["test"])
-        else:
-            parts = parts_of(world.model)
-        with results.timed(f"matrix:exposure adaptive {world.spec.key}"):
-            adaptive = fitted(parts)
-        world.cells["exposure"] = Cell(exposure_judged(frozen, parts), exposure_judged(adaptive, parts))
-
-
-def _slate_utility(clean: ExposurePairs, perturbed: ExposurePairs) -> tuple[str, Estimate, Estimate]:
-    """Next-item recall of the perturbed slates against the clean ones, paired over users."""
-    value, _, change = paired_difference_interval(weighted_mean(next_item_recall(perturbed)),
-                                                  weighted_mean(next_item_recall(clean)), clean.users)  # fmt: skip
-    return (f"next-item recall@{clean.slate_size} of the slates", value, change)
 
 
 register_study("matrix", run_matrix, MatrixOptions, "every attack against every applicable defence on one dataset and target")
