@@ -33,6 +33,7 @@ its cell).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -49,6 +50,7 @@ from recprivacy.experiments.sampling import sample_users
 from recprivacy.experiments.train import PreparedData
 from recprivacy.federated.features import attribute_labels, user_features
 from recprivacy.metrics.intervals import Estimate
+from recprivacy.models.base import Recommender
 
 UPLOADS = next(a for a in ATTACKS if a.key == "uploads")
 #: row titles of the upload defences (``defenses.apm.make_defence`` / ``federated_dp.make_baseline`` names)
@@ -125,17 +127,24 @@ def uploads_column(config: Config, options: Any, data: PreparedData, worlds: lis
         why = not_applicable(UPLOADS, world.spec)
         world.cells["uploads"] = Cell(plain, plain, utility=utility) if why is None else Cell(reason=why)
     for method in o.defences:
-        trained = run(method)
-        defended_users, x = attacked_uploads(trained)
-        if not np.array_equal(defended_users, users):
-            raise RuntimeError(f"the attack rounds of Pure FedRec and {method} saw different clients")
-        frozen = judge(x_pure, x, users) if x.shape == x_pure.shape else None
-        model = trained.recommender()
-        world = World(DefenceSpec(f"uploads_{method}", TITLES[method], "uploads"), model, trained.statement)
-        value, _, change = utility_change(model, reference, sample, 10)
-        world.utility = ("Recall@10 (federated, sampled users' test)", value, change)
-        world.cells["uploads"] = Cell(frozen, judge(x, x, users), "" if frozen else NO_FROZEN)
-        worlds.append(world)
+        worlds.append(defence_world(method, run(method), (users, x_pure), reference, sample, judge))
+
+
+def defence_world(method: str, trained: TrainedMethod, pure: tuple[np.ndarray, np.ndarray], reference: Recommender,
+                  sample: PreparedData, judge: Callable[..., Judged]) -> World:  # fmt: skip
+    """The row of one upload defence: its statement, its Recall@10 against Pure FedRec's
+    (``reference``) and its uploads cell, frozen (``judge`` trained on Pure FedRec's uploads
+    ``pure``) when the uploads have Pure FedRec's shape, and adaptive."""
+    (users, x_pure), (defended_users, x) = pure, attacked_uploads(trained)
+    if not np.array_equal(defended_users, users):
+        raise RuntimeError(f"the attack rounds of Pure FedRec and {method} saw different clients")
+    frozen = judge(x_pure, x, users) if x.shape == x_pure.shape else None
+    model = trained.recommender()
+    world = World(DefenceSpec(f"uploads_{method}", TITLES[method], "uploads"), model, trained.statement)
+    value, _, change = utility_change(model, reference, sample, 10)
+    world.utility = ("Recall@10 (federated, sampled users' test)", value, change)
+    world.cells["uploads"] = Cell(frozen, judge(x, x, users), "" if frozen else NO_FROZEN)
+    return world
 
 
 def attacked_uploads(trained: TrainedMethod) -> tuple[np.ndarray, np.ndarray]:
