@@ -56,7 +56,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-import sklearn.metrics as skm
 from pydantic import Field, PositiveInt
 
 from recprivacy.attacks.attribute import (
@@ -85,7 +84,7 @@ from recprivacy.federated.models import make_federated_model
 from recprivacy.federated.protocol import LocalTraining
 from recprivacy.federated.engines import Federation, Method, train_federation
 from recprivacy.federated.simulator import FederatedSimulator, GlobalRecommender, RoundUploads
-from recprivacy.metrics.attack import multiclass_attack_report
+from recprivacy.metrics.attack import multiclass_attack_report, weighted_f1
 from recprivacy.metrics.intervals import Estimate, paired_difference_interval
 from recprivacy.metrics.ranking import evaluate
 from recprivacy.privacy.accounting import PrivacyStatement
@@ -563,11 +562,7 @@ def class_metric(name: str, rows: np.ndarray, truth: np.ndarray, pred: np.ndarra
     ``accuracy`` / ``weighted_f1`` of ``pred``; ``majority_accuracy`` of always guessing the
     majority class of ``truth``; ``blind_weighted_f1`` the better of that guess's weighted F1 and
     a uniform guess's expected one, ``sum_c p_c 2 p_c / (C p_c + 1)`` (``metrics.attack``)."""
-    labels = np.arange(n_classes)
     majority = np.full(len(truth), np.bincount(truth, minlength=n_classes).argmax())
-
-    def f1(guess: np.ndarray, w: np.ndarray | None) -> float:
-        return float(skm.f1_score(truth, guess, labels=labels, average="weighted", sample_weight=w, zero_division=0))
 
     def uniform_f1(w: np.ndarray | None) -> float:
         p = np.bincount(truth, weights=w, minlength=n_classes) / (len(truth) if w is None else w.sum())
@@ -575,8 +570,8 @@ def class_metric(name: str, rows: np.ndarray, truth: np.ndarray, pred: np.ndarra
 
     stats = {"accuracy": lambda w: float(np.average(truth == pred, weights=w)),
              "majority_accuracy": lambda w: float(np.average(truth == majority, weights=w)),
-             "weighted_f1": lambda w: f1(pred, w),
-             "blind_weighted_f1": lambda w: max(f1(majority, w), uniform_f1(w))}  # fmt: skip
+             "weighted_f1": lambda w: weighted_f1(truth, pred, n_classes, w),
+             "blind_weighted_f1": lambda w: max(weighted_f1(truth, majority, n_classes, w), uniform_f1(w))}  # fmt: skip
     return stats[name]
 
 
