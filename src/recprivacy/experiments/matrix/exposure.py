@@ -36,8 +36,6 @@ class ExposureCellOptions(StudyOptions):
     patience: PositiveInt = 2
 
 
-
-
 def exposure_column(config: Config, options: Any, data: PreparedData, worlds: list[World],
                     results: Results) -> None:  # fmt: skip
     """Exposure leakage from each world's slates, frozen (the attacker trained on the
