@@ -12,13 +12,15 @@ from recprivacy import Matrix
 from recprivacy.experiments.matrix.plan import ATTACKS
 
 SEQUENTIAL = {"canaries": 100, "canary_guesses": 20, "params": {"n_epochs": 1, "hidden": 16, "user_mode": "none"}}
+UPLOADS = {"max_users": 40, "rounds": 1, "dim": 4, "defences": ["apm", "fdpmf"], "attackers": ["tree"], "seeds": 2,
+           "federated": {"local_epochs": 1, "batch_size": 256}}
 
 
 @pytest.fixture(scope="module")
 def results():
     return Matrix("synthetic", "bpr", canaries=200, canary_guesses=20, dpmf_epsilons=[1.0], dpmf={"n_epochs": 3},
                   exposure={"n_epochs": 1, "dim": 16}, seeds=2, attackers=["knn"], mechanism_samples=2000,
-                  sequential=SEQUENTIAL, release={"generator": {"n_epochs": 2}}).run()
+                  sequential=SEQUENTIAL, release={"generator": {"n_epochs": 2}}, uploads=UPLOADS).run()
 
 
 def test_every_row_has_a_utility_cost_a_statement_and_a_reason_for_empty_cells(results):
@@ -63,6 +65,7 @@ def _cells(results, defence: str, attack: str) -> dict[str, list]:
 def test_the_upcsdg_row_is_attacked_in_every_column_and_has_a_utility_cost_and_statement(results):
     row = next(r for r in results.tables["matrix"].rows if r[0] == "UPC-SDG (k = 0.2, γ = 0.5)")
     cells = dict(zip([a.key for a in ATTACKS], row[1 : 1 + len(ATTACKS)]))
+    assert cells.pop("uploads").startswith("does not apply: "), row  # a release is not a federated upload
     assert all("[" in cell for cell in cells.values()), row
     # the canary attacker has no trained part; every other column shows both attackers
     assert all("frozen" in c and "adaptive" in c for key, c in cells.items() if key != "canaries"), row
@@ -95,3 +98,32 @@ def test_the_matrix_writes_its_figures_and_csv(results, tmp_path):
             "matrix-scatter-recovery"} <= set(results.figures)
     run = results.write(tmp_path)
     assert (run / "tables" / "matrix-cells.csv").is_file()
+
+
+def test_upload_defences_get_rows_of_their_own_federated_system_and_only_the_uploads_column(results):
+    table = results.tables["matrix"]
+    column = next(i for i, c in enumerate(table.columns) if c.startswith("attribute inference from federated uploads"))
+    assert "weighted F1; observes uploads" in table.columns[column]
+    rows = {r[0]: r for r in table.rows}
+    pure = rows["no defence"][column]
+    assert pure.startswith("0.") and "(frozen; " in pure  # Pure FedRec: one attacker, frozen = adaptive
+    central = ["popularity randomization (α = 0.1)", "exposure perturbation (random/uniform, L = 0.5)", "DPMF (ε = 1)"]
+    assert all(rows[name][column].startswith("does not apply: ") for name in central)
+    apm, fdpmf = rows["APM (adaptive per-component LDP on uploads)"], rows["F-DPMF (objective perturbation, federated MF)"]
+    for row in (apm, fdpmf):
+        cells = row[1 : 1 + len(ATTACKS)]
+        assert [c.startswith("does not apply: ") for c in cells] == [i + 1 != column for i in range(len(ATTACKS))]
+        verdict = row[column].split("; ")[1].split(")")[0]
+        assert verdict in ("leaks", "no leak measured", "inconclusive"), row[column]
+        assert any(f"{change} " in row[column] for change in ("reduces", "backfires", "no measurable change"))
+        assert row[-2].startswith("Recall@10 (federated, sampled users' test)") and "change" in row[-2]
+        assert row[-1].endswith("local differential privacy"), row[-1]
+    assert "frozen 0." in apm[column] and "adaptive 0." in apm[column]
+    assert "frozen not run: F-DPMF trains federated MF" in fdpmf[column]
+    long = [r for r in results.tables["matrix-cells"].rows if r[1] == "uploads" and r[2]]
+    assert sorted((r[0], r[2]) for r in long) == [("none", "adaptive"), ("none", "frozen"), ("uploads_apm", "adaptive"),
+                                                  ("uploads_apm", "frozen"), ("uploads_fdpmf", "adaptive")]
+    assert all(r[3] == "weighted F1" and r[8] == "better of majority-class and uniform guess" for r in long)
+    statements = {r[0]: r[1] for r in results.tables["matrix-statements"].rows}
+    assert statements["APM (adaptive per-component LDP on uploads)"].endswith("local differential privacy")
+    assert "matrix-scatter-uploads" in results.figures

@@ -11,15 +11,45 @@ from recprivacy.experiments.matrix.plan import ATTACKS, DefenceSpec, not_applica
 BY_KEY = {a.key: a for a in ATTACKS}
 
 
-def test_a_training_defence_applies_to_every_attack_and_a_list_defence_only_to_list_attacks():
+def test_a_training_defence_applies_to_every_central_attack_and_a_list_defence_only_to_list_attacks():
     dp = DefenceSpec("dp", "DP training", "model training")
     lists = DefenceSpec("pop", "popularity randomization", "lists")
-    assert all((not_applicable(a, dp) is None) == (a.observes != "released data") for a in ATTACKS)
+    assert [a.key for a in ATTACKS if not_applicable(a, dp) is not None] == ["recovery", "uploads"]
     assert not_applicable(BY_KEY["attribute"], lists) is None
     why = not_applicable(BY_KEY["canaries"], lists)
     assert why.startswith("does not apply: popularity randomization changes lists; the attack observes model training")
     assert not_applicable(BY_KEY["attribute"], DefenceSpec("exp", "exposure perturbation", "exposures")) is not None
     assert all(not_applicable(a, DefenceSpec("none", "no defence", "nothing")) is None for a in ATTACKS)
+
+
+def test_the_uploads_column_takes_the_no_defence_row_and_upload_defences_only():
+    uploads = BY_KEY["uploads"]
+    apm = DefenceSpec("uploads_apm", "APM", "uploads")
+    assert uploads.observes == "uploads" and uploads.metric == "weighted F1"
+    assert not_applicable(uploads, apm) is None
+    assert not_applicable(uploads, DefenceSpec("none", "no defence", "nothing")) is None
+    for protects in ("model training", "lists", "exposures"):
+        why = not_applicable(uploads, DefenceSpec("d", "DPMF", protects))
+        assert why == f"does not apply: DPMF changes {protects}; the attack observes uploads"
+    # an upload defence changes nothing a centrally trained target serves
+    assert [a.key for a in ATTACKS if not_applicable(a, apm) is None] == ["uploads"]
+
+
+def test_the_uploads_options_pass_only_the_federated_training_and_defence_keys():
+    import pytest
+
+    from recprivacy.config import validate_options
+    from recprivacy.errors import ConfigError
+    from recprivacy.experiments.matrix.study import MatrixOptions
+
+    options = validate_options(MatrixOptions, {"uploads": {"rounds": 3, "federated": {"local_epochs": 1, "eps_min": 10}}})
+    federated = options.uploads.study_options()
+    assert (federated.rounds, federated.local_epochs, federated.eps_min, federated.eval_every) == (3, 1, 10.0, 3)
+    assert federated.attack_clients == "all" and federated.engine == "simulator" and federated.dims == [32]
+    with pytest.raises(ConfigError, match=r"study_options\.uploads\.federated.*unknown keys \['rounds'\]"):
+        validate_options(MatrixOptions, {"uploads": {"federated": {"rounds": 3}}})
+    with pytest.raises(ConfigError, match=r"study_options\.uploads\.federated"):
+        validate_options(MatrixOptions, {"uploads": {"federated": {"lr": -1}}})
 
 
 def _toy() -> Interactions:

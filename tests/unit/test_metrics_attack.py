@@ -19,6 +19,7 @@ from recprivacy.metrics.attack import (
     roc_auc,
     roc_curve,
     tpr_at_fpr,
+    weighted_f1,
 )
 
 # 5 positives, 5 negatives. Sorted by score: P .9, N .85, P .8, P .7, P .6, N .5, N .4, N .3, P .2, N .1
@@ -122,6 +123,19 @@ def test_precision_recall_f1_hand_computed() -> None:
     # macro: class 0 has TP 3, FP 1, FN 2 -> precision 3/4, recall 3/5, F1 6/9
     macro = precision_recall_f1(Y, (S >= 0.5).astype(int), average="macro")
     assert macro["f1"] == pytest.approx((8 / 11 + 6 / 9) / 2)
+
+
+def test_weighted_f1_hand_computed_and_equal_to_scikit_learn_with_weights() -> None:
+    # the example above: class 1 F1 8/11 (support 5), class 0 F1 6/9 (support 5)
+    assert weighted_f1(Y, (S >= 0.5).astype(int), 2) == pytest.approx((8 / 11 + 6 / 9) / 2)
+    # class 2 never true nor predicted: F1 0 with weight 0; weights 3 on the first row
+    w = np.array([3.0] + [1.0] * 9)
+    # class 1: TP 3+1+1+1 = 6, true 7, predicted 8 -> F1 12/15; class 0: TP 3, true 5, predicted 4 -> 6/9
+    assert weighted_f1(Y, (S >= 0.5).astype(int), 3, w) == pytest.approx((7 * 12 / 15 + 5 * 6 / 9) / 12)
+    rng = np.random.default_rng(0)
+    y, p, w = rng.integers(0, 4, 200), rng.integers(0, 4, 200), rng.random(200)
+    expected = f1_score(y, p, labels=np.arange(5), average="weighted", sample_weight=w, zero_division=0)
+    assert weighted_f1(y, p, 5, w) == pytest.approx(expected)
 
 
 def test_binary_attack_report_hand_computed() -> None:

@@ -52,10 +52,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-import sklearn.metrics as skm
 from pydantic import Field, PositiveInt
 
 from recprivacy.attacks.attribute import (
@@ -80,15 +80,16 @@ from recprivacy.experiments.reference import reference
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
 from recprivacy.experiments.sampling import sample_users
-from recprivacy.federated.features import attribute_labels, user_features
+from recprivacy.federated.features import UserFeatures, attribute_labels, user_features
 from recprivacy.federated.models import make_federated_model
 from recprivacy.federated.protocol import LocalTraining
-from recprivacy.federated.engines import Method, train_federation
+from recprivacy.federated.engines import Federation, Method, train_federation
 from recprivacy.federated.simulator import FederatedSimulator, GlobalRecommender, RoundUploads
-from recprivacy.metrics.attack import multiclass_attack_report
+from recprivacy.metrics.attack import multiclass_attack_report, weighted_f1
 from recprivacy.metrics.intervals import Estimate, paired_difference_interval
 from recprivacy.metrics.ranking import evaluate
 from recprivacy.metrics.summary import format_mean_sd, mean_sd
+from recprivacy.privacy.accounting import PrivacyStatement
 from recprivacy.report.figures import line_plot
 
 METHOD_LABELS = {
@@ -188,9 +189,9 @@ def _prepare(config: Config, options: FederatedOptions, results: Results) -> tup
         attribute_labels(data, attribute)
     for method in options.methods:
         if method in BASELINES:
-            make_baseline(method, None, **_factory_options(method, options))
+            make_baseline(method, None, **factory_options(method, options))
         else:
-            make_defence(method, **_factory_options(method, options))
+            make_defence(method, **factory_options(method, options))
     if options.max_users is not None and options.max_users < data.n_users:
         data = data.subset_users(np.arange(options.max_users)).reindex()
     if options.holdout == "random":
@@ -202,12 +203,58 @@ def _prepare(config: Config, options: FederatedOptions, results: Results) -> tup
     return data, train, test
 
 
-def _factory_options(method: str, options: FederatedOptions) -> dict:
+def factory_options(method: str, options: FederatedOptions) -> dict:
     """The keyword arguments of ``make_baseline`` / ``make_defence`` for ``method``."""
     if method in BASELINES:
         return {"eps_x": options.eps_x, "eps_f": options.eps_f, "eps_dpmf": options.eps_dpmf}
     return {"delta": options.delta, "eps_min": options.eps_min, "eps_max": options.eps_max, "resistance": options.resistance,
             "epsilon": options.epsilon, "sigma": options.sigma}
+
+
+@dataclass(frozen=True)
+class TrainedMethod:
+    """One method's trained federation: the simulator (model, data, features, defence), the
+    rounds' snapshots and the attack round (``engines.Federation``), and the method's privacy
+    statement carrying its noise source (None for Pure FedRec)."""
+
+    sim: FederatedSimulator
+    federation: Federation
+    statement: PrivacyStatement | None
+
+    def recommender(self, round: int | None = None) -> GlobalRecommender:
+        """The global model after training round ``round`` (default: the last one trained,
+        before the attack round), as a ``Recommender``."""
+        params, private = self.federation.snapshots[max(self.federation.snapshots) if round is None else round]
+        return GlobalRecommender(self.sim.model, params, self.sim.features, self.sim.train_csr, private)
+
+
+def train_method(config: Config, options: FederatedOptions, method: str, train: Interactions, feats: UserFeatures,
+                 dim: int) -> TrainedMethod:  # fmt: skip
+    """Train ``method`` (an upload defence of ``defenses.apm`` or a baseline of
+    ``defenses.federated_dp``) for ``options.rounds`` rounds plus the attack round on
+    ``options.engine``, seeded by ``config.seed`` with ``config.noise`` protection noise. The
+    statement covers the ``options.rounds`` training rounds (basic composition for the upload
+    defences, the baseline's own accountant otherwise)."""
+    factory = factory_options(method, options)
+    baseline = make_baseline(method, feats.blocks, **factory) if method in BASELINES else None
+    model = make_federated_model((baseline and baseline.model) or options.model, train.n_items, feats.dim, dim)
+    defence = None if baseline else make_defence(method, **factory)
+    sim = FederatedSimulator(model, train, feats.x, LocalTraining(options.lr, options.local_epochs, options.batch_size,
+                                                                  options.n_negatives),
+                             options.clients_per_round, config.seed, defence, options.init_std,
+                             objective=baseline and baseline.objective, feature_privacy=baseline and baseline.features,
+                             noise=config.noise)  # fmt: skip
+    fed = train_federation(sim, Method(method, factory, feats.blocks), options.rounds, options.eval_every, options.engine,
+                           options.attack_clients == "all", options.superlink, desc=f"{options.model} d={dim} {method}")
+    statement = None
+    if defence is not None:
+        counts: dict[str, int] = defaultdict(int)
+        for spec in model.shared_specs():
+            counts[spec.component] += spec.size
+        statement = defence.privacy_statement(dict(counts), rounds=options.rounds)
+    elif baseline is not None:
+        statement = baseline.privacy_statement(options.rounds, options.local_epochs, feats.dim)
+    return TrainedMethod(sim, fed, None if statement is None else sim.noise.stamp(statement))
 
 
 def run_federated(config: Config, options: FederatedOptions) -> Results:
@@ -216,7 +263,6 @@ def run_federated(config: Config, options: FederatedOptions) -> Results:
     data, train, test = _prepare(config, options, results)
     feats = user_features(train)
     labels = {a: attribute_labels(data, a) for a in options.attributes}
-    local = LocalTraining(options.lr, options.local_epochs, options.batch_size, options.n_negatives)
     ks = config.eval.ks
     curves: dict[str, tuple[list, list]] = {}
     rows: dict[tuple, dict] = {}
@@ -224,37 +270,22 @@ def run_federated(config: Config, options: FederatedOptions) -> Results:
     statements: dict[str, object] = {}
     for dim in options.dims:
         for method in options.methods:
-            factory = _factory_options(method, options)
-            baseline = make_baseline(method, feats.blocks, **factory) if method in BASELINES else None
-            model = make_federated_model((baseline and baseline.model) or options.model, train.n_items, feats.dim, dim)
-            defence = None if baseline else make_defence(method, **factory)
-            sim = FederatedSimulator(model, train, feats.x, local, options.clients_per_round, config.seed, defence, options.init_std,
-                                     objective=baseline and baseline.objective, feature_privacy=baseline and baseline.features,
-                                     noise=config.noise)
-            fed = train_federation(sim, Method(method, factory, feats.blocks), options.rounds, options.eval_every, options.engine,
-                                   options.attack_clients == "all", options.superlink, desc=f"{options.model} d={dim} {method}")
-            evaluations = [(t, evaluate(GlobalRecommender(model, p, sim.features, sim.train_csr, private), test, ks=ks))
-                           for t, (p, private) in sorted(fed.snapshots.items())]
+            trained = train_method(config, options, method, train, feats, dim)
+            fed = trained.federation
+            evaluations = [(t, evaluate(trained.recommender(t), test, ks=ks)) for t in sorted(fed.snapshots)]
             final = evaluations[-1][1]
             hits[(dim, method)] = {k: float(v) for k, v in final.items()}
             curves[f"{METHOD_LABELS[method]} d={dim}"] = ([r for r, _ in evaluations], [m[f"hit@{ks[-1]}"] for _, m in evaluations])
             results.timings[f"round_seconds_median/{method}/d={dim}"] = float(np.median(fed.round_seconds))
             with results.timed(f"attack/{method}/d={dim}"):
-                attacked, cells = _attack_round(sim, fed.attack, labels, feats.blocks, options, dim, method)
+                attacked, cells = _attack_round(trained.sim, fed.attack, labels, feats.blocks, options, dim, method)
                 rows.update(cells)
                 results.metrics[f"{method}/d={dim}/attack_clients"] = float(attacked)
-            statement = None
-            if defence is not None:
-                counts = defaultdict(int)
-                for spec in model.shared_specs():
-                    counts[spec.component] += spec.size
-                statement = defence.privacy_statement(dict(counts), rounds=options.rounds)
-                results.metrics[f"{method}/d={dim}/epsilon_basic_composition"] = statement.epsilon
-            elif baseline is not None:
-                statement = baseline.privacy_statement(options.rounds, options.local_epochs, feats.dim)
-                results.metrics[f"{method}/d={dim}/epsilon"] = statement.epsilon
-            if statement is not None and dim == options.dims[0]:
-                statements[method] = sim.noise.stamp(statement)
+            if trained.statement is not None:
+                key = "epsilon" if method in BASELINES else "epsilon_basic_composition"
+                results.metrics[f"{method}/d={dim}/{key}"] = trained.statement.epsilon
+                if dim == options.dims[0]:
+                    statements[method] = trained.statement
     _render(results, data.name, options, ks, hits, rows, curves)
     if statements:
         privacy_rows = [[METHOD_LABELS[m], s.epsilon, s.unit, s.scope, s.accountant, " | ".join(s.notes), s.noise]
@@ -456,11 +487,7 @@ def class_metric(name: str, rows: np.ndarray, truth: np.ndarray, pred: np.ndarra
     ``accuracy`` / ``weighted_f1`` of ``pred``; ``majority_accuracy`` of always guessing the
     majority class of ``truth``; ``blind_weighted_f1`` the better of that guess's weighted F1 and
     a uniform guess's expected one, ``sum_c p_c 2 p_c / (C p_c + 1)`` (``metrics.attack``)."""
-    labels = np.arange(n_classes)
     majority = np.full(len(truth), np.bincount(truth, minlength=n_classes).argmax())
-
-    def f1(guess: np.ndarray, w: np.ndarray | None) -> float:
-        return float(skm.f1_score(truth, guess, labels=labels, average="weighted", sample_weight=w, zero_division=0))
 
     def uniform_f1(w: np.ndarray | None) -> float:
         p = np.bincount(truth, weights=w, minlength=n_classes) / (len(truth) if w is None else w.sum())
@@ -468,8 +495,8 @@ def class_metric(name: str, rows: np.ndarray, truth: np.ndarray, pred: np.ndarra
 
     stats = {"accuracy": lambda w: float(np.average(truth == pred, weights=w)),
              "majority_accuracy": lambda w: float(np.average(truth == majority, weights=w)),
-             "weighted_f1": lambda w: f1(pred, w),
-             "blind_weighted_f1": lambda w: max(f1(majority, w), uniform_f1(w))}  # fmt: skip
+             "weighted_f1": lambda w: weighted_f1(truth, pred, n_classes, w),
+             "blind_weighted_f1": lambda w: max(weighted_f1(truth, majority, n_classes, w), uniform_f1(w))}  # fmt: skip
     return stats[name]
 
 

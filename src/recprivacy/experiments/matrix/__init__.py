@@ -3,7 +3,9 @@ what it observes, on one dataset and one target, with frozen and adaptive attack
 utility each defence costs, its privacy statement, and claimed against measured epsilon.
 
 ``plan`` names the attacks, defences and which apply; ``cells`` runs one cell; ``study`` builds
-the defended worlds and registers the ``matrix`` study; ``render`` writes the report.
+the defended worlds and registers the ``matrix`` study; ``exposure`` and ``uploads`` run the
+exposure column and the federated-uploads column (with the upload defences' rows); ``render``
+writes the report.
 """
 
 from __future__ import annotations

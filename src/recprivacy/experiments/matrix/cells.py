@@ -37,7 +37,7 @@ import numpy as np
 from recprivacy.data.exposure_pairs import ExposurePairs
 from recprivacy.data.interactions import Interactions
 from recprivacy.experiments.exposure import judged_recall
-from recprivacy.experiments.federated import judge_class_metric, pooled_predictions
+from recprivacy.experiments.federated import class_metric, judge_class_metric, pooled_predictions
 from recprivacy.metrics.epsilon import (
     OneRunAudit,
     canary_inclusion,
@@ -71,12 +71,14 @@ class Judged:
 @dataclass
 class Cell:
     """A cell: the frozen and adaptive attackers (None when the cell does not apply, with the
-    ``reason``), and for the canary column the epsilon bounds."""
+    ``reason``), for the canary column the epsilon bounds, and ``utility`` when the system the
+    cell attacks is not its row's (the no-defence row's uploads cell: Pure FedRec)."""
 
     frozen: Judged | None = None
     adaptive: Judged | None = None
     reason: str = ""
     epsilon: dict[str, Any] = field(default_factory=dict)
+    utility: tuple[str, Estimate, Estimate] | None = None
 
     @property
     def best(self) -> Judged | None:
@@ -103,12 +105,13 @@ def membership_judged(outcome: Any) -> Judged:
 
 
 def attribute_judged(x_fit: Any, x_world: Any, y: np.ndarray, n_classes: int, zeta: float, seeds: int,
-                     attackers: list[str]) -> Judged:  # fmt: skip
+                     attackers: list[str], metric: str = "accuracy") -> Judged:  # fmt: skip
     """The best of ``attackers`` trained on ``x_fit`` (known users) and applied to ``x_world``
-    (the others), judged on accuracy against the majority-class guess."""
+    (the others), judged on ``metric`` (``accuracy``: against the majority-class guess;
+    ``weighted_f1``: against the better of that and a uniform guess)."""
     runs = [pooled_predictions(x_fit, y, n_classes, zeta, seeds, kind, x_attacked=x_world) for kind in attackers]
-    best = max(runs, key=lambda r: float(np.mean(r[1] == r[2])))
-    return judged(*judge_class_metric("accuracy", *best, n_classes))
+    best = max(runs, key=lambda r: class_metric(metric, *r, n_classes)(None))
+    return judged(*judge_class_metric(metric, *best, n_classes))
 
 
 # ---------------------------------------------------------------------------- exposure

@@ -6,8 +6,12 @@ observes one channel (``lists`` served to users, ``exposures`` logged as slates,
 training``, ``released data``); a defence protects one channel. A defence that protects model
 training changes the model, and so every list and exposure it produces: it applies to every
 attack on those. A defence that protects released data changes what is released and so the model
-trained on it too: it applies to every attack. Any other defence applies only to attacks on its
+trained on it too: it applies to every attack on the central system. Any other defence applies only to attacks on its
 own channel; the cell says why not otherwise.
+
+Federated ``uploads`` exist only in a federated system: a centrally trained row makes none, and
+an upload defence changes nothing a central target serves, so the two sets of rows meet only in
+the no-defence row, whose uploads cell is the undefended federated system (Pure FedRec).
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from dataclasses import dataclass
 
 #: a defence on this channel changes every channel downstream of it
 DOWNSTREAM = {"model training": ("model training", "lists", "exposures"), "lists": ("lists",), "exposures": ("exposures",),
-              "released data": ("released data", "model training", "lists", "exposures")}
+              "released data": ("released data", "model training", "lists", "exposures"),
+              "uploads": ("uploads",)}
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,7 @@ ATTACKS = (
     AttackSpec("exposure", "exposure leakage (recent clicks from a slate)", "exposures", "Recall@10"),
     AttackSpec("canaries", "canary membership (model training)", "model training", "ROC AUC"),
     AttackSpec("recovery", "recovery of a synthetic release (replaced items)", "released data", "Recall@K"),
+    AttackSpec("uploads", "attribute inference from federated uploads (paper 004)", "uploads", "weighted F1"),
 )
 
 

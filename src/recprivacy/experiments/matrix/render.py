@@ -12,6 +12,7 @@ from recprivacy.experiments.matrix.cells import Canaries, Cell, Judged
 from recprivacy.experiments.matrix.mechanisms import mechanism_rows
 from recprivacy.experiments.matrix.plan import ATTACKS
 from recprivacy.experiments.matrix.release import release_text
+from recprivacy.experiments.matrix.uploads import uploads_text
 from recprivacy.experiments.results import Results
 from recprivacy.metrics.epsilon import judge_claim
 from recprivacy.metrics.intervals import unpaired_difference
@@ -40,7 +41,7 @@ def cell_text(cell: Cell, change: Verdict | None) -> str:
         return cell.reason
     which = "adaptive" if cell.best is cell.adaptive and cell.adaptive is not cell.frozen else "frozen"
     text = f"{_fmt(cell.best)} ({which}; {cell.best.verdict.label})"
-    if cell.adaptive is None:
+    if cell.frozen is None or cell.adaptive is None:
         text += f"; {cell.reason}"
     elif cell.adaptive is not cell.frozen:
         text += f"; frozen {_fmt(cell.frozen)}, adaptive {_fmt(cell.adaptive)}"
@@ -61,7 +62,8 @@ def render(results: Results, worlds: list[Any], options: Any, canaries: Canaries
     figures = [_figure(results, worlds)] + [_scatter(results, worlds, a) for a in ATTACKS]
     backfires = [f"{w.spec.title} against {a.title}" for w in worlds for a in ATTACKS
                  if (v := changes[w.spec.key, a.key]) is not None and v.label == "backfires"]  # fmt: skip
-    text = [_intro(options, canaries), release_text(options.release, worlds[0].model.__class__.__name__)]
+    text = [_intro(options, canaries), release_text(options.release, worlds[0].model.__class__.__name__),
+            uploads_text(options.uploads, undefended["uploads"])]
     if backfires:
         text.append("**Defences that backfire** (the attack gains, interval of the change above zero): "
                     + "; ".join(backfires) + ".")  # fmt: skip
@@ -117,8 +119,8 @@ def _figure(results: Results, worlds: list[Any]) -> str:
 
 def _scatter(results: Results, worlds: list[Any], attack: Any) -> str:
     """Privacy-utility scatter of one attack: one point per defence that applies."""
-    groups = {w.spec.title: ([w.utility[1].value], [w.cells[attack.key].best.effective.value]) for w in worlds
-              if w.cells[attack.key].best is not None and w.utility is not None}  # fmt: skip
+    groups = {w.spec.title: ([(c.utility or w.utility)[1].value], [c.best.effective.value]) for w in worlds
+              if (c := w.cells[attack.key]).best is not None and (c.utility or w.utility) is not None}  # fmt: skip
     png = scatter_plot(groups, "utility (the row's utility metric)", f"{attack.title}: {attack.metric}")
     return results.add_figure(f"matrix-scatter-{attack.key}", png,
                               f"Privacy-utility, {attack.title}: lower (less success) and right (more utility) is better")
@@ -146,8 +148,9 @@ def _epsilon_text(o: Any) -> str:
             "guesses on the top and bottom canaries). Both are lower bounds at 95% confidence: one above the claim means the "
             "guarantee is broken; one below it is consistent with the claim and proves nothing more. The canary attacker "
             "reads only the item factors (DPMF's claim covers the item factor matrix). The upload defences of paper 004 (APM, "
-            "uniform LDP, Gaussian) protect federated uploads, which this centrally trained target does not make; their own "
-            "perturbation code is audited per release below. The sequential-model defences of paper 002 (rows marked SR-GNN: "
+            "uniform LDP, Gaussian) have matrix rows of their own federated system, but their whole-run claims (basic "
+            "composition over every uploaded scalar and round) are far beyond any test; their own perturbation code is "
+            "audited per release below. The sequential-model defences of paper 002 (rows marked SR-GNN: "
             f"{', '.join(o.defences) or 'none selected'}) are each trained once, with reduced training ({o.params}), on the "
             f"data with up to {o.canaries} canaries (one per user, an unseen item appended last with probability 1/2) and "
             "scored by the model's standardised score of the canary item for the user's canary-free sequence "
@@ -170,7 +173,6 @@ def _intro(options: Any, canaries: Canaries) -> str:
         "strongest blind guess on the same metric and k (accuracy: majority class; Recall@10: the 10-item popularity or "
         "shown-items guess; AUC: 0.5), and each defence by the change it causes in the stronger attacker's success (an "
         "unpaired interval; *backfires* when the attack gains). Cells that do not apply say why. DP-SGD, DIPSGNN and "
-        "EdgeRand protect sequential (SR-GNN) models and APM / uniform LDP / Gaussian protect federated uploads; with a "
-        "centrally trained factor-model target they have no row here: their claims are audited in the claimed-vs-measured "
-        "epsilon section."
+        "EdgeRand protect sequential (SR-GNN) models; with a centrally trained factor-model target they have no row here: "
+        "their claims are audited in the claimed-vs-measured epsilon section."
     )

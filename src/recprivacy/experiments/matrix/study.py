@@ -14,9 +14,11 @@ Steps (``MatrixOptions``):
    training data, one row per γ, ``release``). Each world has its privacy statement and its
    utility cost: Recall@10 on the members' test split against the undefended target for a
    replaced model; the slates' next-item recall for exposure perturbation; none for members
-   under popularity randomization (their lists are unchanged).
+   under popularity randomization (their lists are unchanged). The upload defences of paper 004
+   get rows of their own federated system, with the uploads column (``uploads``).
 3. Run every applicable cell (``plan.not_applicable``), frozen and adaptive (``cells``;
-   membership in ``membership``, recovery of the release in ``release``); judge
+   membership in ``membership``, exposure in ``exposure``, recovery of the release in
+   ``release``); judge
    each attacker against its blind guess and each defence by the change it causes in the
    stronger attacker's success (``metrics.verdict.judge_defence``: *backfires* when the attack
    gains). The change is an unpaired difference (``intervals.unpaired_difference``).
@@ -38,20 +40,10 @@ import numpy as np
 from pydantic import Field, PositiveInt
 
 from recprivacy.attacks.attribute import recommendation_matrix
-from recprivacy.attacks.exposure import ExposureAttack
 from recprivacy.config import Config, StudyOptions
-from recprivacy.data.exposure_pairs import (
-    ExposurePairs,
-    simulate_exposure,
-    split_pairs,
-    user_groups,
-)
 from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.dpmf import DPMF
-from recprivacy.defenses.exposure_perturbation import (
-    ExposurePerturbation,
-    next_item_recall,
-)
+from recprivacy.defenses.exposure_perturbation import ExposurePerturbation
 from recprivacy.defenses.popularity_randomization import PopularityRandomization
 from recprivacy.experiments.audit import AuditContext, member_users, utility_change
 from recprivacy.experiments.federated import served_to_all
@@ -60,13 +52,14 @@ from recprivacy.experiments.matrix.cells import (
     Cell,
     attribute_judged,
     canary_judged,
-    exposure_judged,
 )
+from recprivacy.experiments.matrix.exposure import ExposureCellOptions, exposure_column
 from recprivacy.experiments.matrix.membership import MembershipCellOptions, membership_column
 from recprivacy.experiments.matrix.plan import ATTACKS, DefenceSpec, not_applicable
 from recprivacy.experiments.matrix.release import ReleaseOptions, recovery_column, upcsdg_worlds
 from recprivacy.experiments.matrix.render import render
 from recprivacy.experiments.matrix.sequential import SequentialAuditOptions, sequential_rows
+from recprivacy.experiments.matrix.uploads import UploadCellOptions, uploads_column
 from recprivacy.experiments.matrix.world import World
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
@@ -78,27 +71,13 @@ from recprivacy.experiments.train import (
     prepare_data,
 )
 from recprivacy.federated.features import attribute_labels
-from recprivacy.metrics.intervals import (
-    Estimate,
-    paired_difference_interval,
-    weighted_mean,
-)
+from recprivacy.metrics.intervals import Estimate
 from recprivacy.models.base import Recommender
 from recprivacy.privacy.accounting import PrivacyStatement
 
 ATTACK = {a.key: a for a in ATTACKS}
 
 
-class ExposureCellOptions(StudyOptions):
-    """The exposure column: simulated slates and one attacker (reduced training by default)."""
-
-    history_len: PositiveInt = 5
-    slate_size: PositiveInt = 10
-    max_pairs_per_user: PositiveInt = 5
-    attacker: str = "mean+gru"
-    dim: PositiveInt = 32
-    n_epochs: PositiveInt = 5
-    patience: PositiveInt = 2
 
 
 class MatrixOptions(StudyOptions):
@@ -121,6 +100,7 @@ class MatrixOptions(StudyOptions):
     mechanism_samples: PositiveInt = 20000
     sequential: SequentialAuditOptions = Field(default_factory=SequentialAuditOptions)
     release: ReleaseOptions = Field(default_factory=ReleaseOptions)
+    uploads: UploadCellOptions = Field(default_factory=UploadCellOptions)
 
 
 def run_matrix(config: Config, options: MatrixOptions) -> Results:
@@ -131,6 +111,7 @@ def run_matrix(config: Config, options: MatrixOptions) -> Results:
     planted = replace(data, train=canaries.plant(data.train))
     target = fit_model(config, planted, results)
     worlds = build_worlds(config, options, planted, target, results)
+    uploads_column(config, options, data, worlds, results)  # before the other columns: its rows get their cells
     with results.timed("matrix:membership"):
         membership_column(config, options, planted, worlds)
     with results.timed("matrix:attribute"):
@@ -234,53 +215,6 @@ def _aligned(users: np.ndarray, lists: np.ndarray, clean_users: np.ndarray,
     """The users served in both worlds, with their lists in each."""
     common, a, b = np.intersect1d(users, clean_users, return_indices=True)
     return common, lists[a], clean_lists[b]
-
-
-# ---------------------------------------------------------------------------- exposure column
-
-
-def exposure_column(config: Config, options: MatrixOptions, data: PreparedData, worlds: list[World],
-                    results: Results) -> None:  # fmt: skip
-    """Exposure leakage from each world's slates, frozen (the attacker trained on the
-    undefended target's slates) and adaptive (retrained on the world's slates)."""
-    o = options.exposure
-    groups = user_groups(np.flatnonzero(data.full.user_counts() > o.history_len), data.full.n_users, config.seed)
-
-    def parts_of(model: Recommender) -> dict[str, ExposurePairs]:
-        pairs = simulate_exposure(model, data.full, o.history_len, o.slate_size, max_pairs_per_user=o.max_pairs_per_user)
-        return split_pairs(pairs, groups)
-
-    def fitted(parts: dict[str, ExposurePairs]) -> ExposureAttack:
-        encoder, _, decoder = o.attacker.partition("+")
-        attack = ExposureAttack(encoder, decoder, dim=o.dim, n_epochs=o.n_epochs, patience=o.patience, seed=config.seed)
-        return attack.fit(parts["train"], parts["valid"])
-
-    clean = parts_of(worlds[0].model)
-    frozen = fitted(clean)
-    for world in worlds:
-        if (why := not_applicable(ATTACK["exposure"], world.spec)) is not None:
-            world.cells["exposure"] = Cell(reason=why)
-            continue
-        if world.spec.key == "none":
-            judged = exposure_judged(frozen, clean)
-            world.cells["exposure"] = Cell(judged, judged)
-            continue
-        if world.spec.key == "exposure_perturbation":
-            defence = ExposurePerturbation(options.perturbation_ratio, seed=config.seed, noise=config.noise).fit(clean["train"])
-            parts = {name: defence.perturb(p) for name, p in clean.items()}
-            world.utility = _slate_utility(clean["test"], parts["test"])
-        else:
-            parts = parts_of(world.model)
-        with results.timed(f"matrix:exposure adaptive {world.spec.key}"):
-            adaptive = fitted(parts)
-        world.cells["exposure"] = Cell(exposure_judged(frozen, parts), exposure_judged(adaptive, parts))
-
-
-def _slate_utility(clean: ExposurePairs, perturbed: ExposurePairs) -> tuple[str, Estimate, Estimate]:
-    """Next-item recall of the perturbed slates against the clean ones, paired over users."""
-    value, _, change = paired_difference_interval(weighted_mean(next_item_recall(perturbed)),
-                                                  weighted_mean(next_item_recall(clean)), clean.users)  # fmt: skip
-    return (f"next-item recall@{clean.slate_size} of the slates", value, change)
 
 
 register_study("matrix", run_matrix, MatrixOptions, "every attack against every applicable defence on one dataset and target")
