@@ -19,6 +19,7 @@ from recprivacy.metrics.attack import (
     roc_auc,
     roc_curve,
     tpr_at_fpr,
+    weighted_f1,
 )
 
 # 5 positives, 5 negatives. Sorted by score: P .9, N .85, P .8, P .7, P .6, N .5, N .4, N .3, P .2, N .1
@@ -122,6 +123,18 @@ def test_precision_recall_f1_hand_computed() -> None:
     # macro: class 0 has TP 3, FP 1, FN 2 -> precision 3/4, recall 3/5, F1 6/9
     macro = precision_recall_f1(Y, (S >= 0.5).astype(int), average="macro")
     assert macro["f1"] == pytest.approx((8 / 11 + 6 / 9) / 2)
+
+
+def test_weighted_f1_hand_computed_and_equal_to_scikit_learn_with_sample_weights() -> None:
+    # class 1: F1 8/11 on support 5; class 0: F1 6/9 on support 5
+    assert weighted_f1(Y, (S >= 0.5).astype(int), 2) == pytest.approx((8 / 11 + 6 / 9) / 2)
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        truth, pred = rng.integers(0, 4, 40), rng.integers(0, 4, 40)  # class 3 may be missing from either
+        w = rng.multinomial(40, np.full(40, 1 / 40)).astype(float)  # a bootstrap draw, some rows weight 0
+        expected = f1_score(truth, pred, labels=np.arange(5), average="weighted", sample_weight=w, zero_division=0)
+        assert weighted_f1(truth, pred, 5, w) == pytest.approx(expected, abs=1e-12)
+    assert weighted_f1(Y, Y, 2, np.zeros(10)) == 0.0  # no support at all
 
 
 def test_binary_attack_report_hand_computed() -> None:

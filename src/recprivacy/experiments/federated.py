@@ -55,7 +55,6 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
-import sklearn.metrics as skm
 from pydantic import Field, PositiveInt
 
 from recprivacy.attacks.attribute import (
@@ -84,7 +83,7 @@ from recprivacy.federated.models import make_federated_model
 from recprivacy.federated.protocol import LocalTraining
 from recprivacy.federated.engines import Method, train_federation
 from recprivacy.federated.simulator import FederatedSimulator, GlobalRecommender, RoundUploads
-from recprivacy.metrics.attack import multiclass_attack_report
+from recprivacy.metrics.attack import multiclass_attack_report, weighted_f1
 from recprivacy.metrics.intervals import Estimate, paired_difference_interval
 from recprivacy.metrics.ranking import evaluate
 from recprivacy.report.figures import line_plot
@@ -531,11 +530,10 @@ def class_metric(name: str, rows: np.ndarray, truth: np.ndarray, pred: np.ndarra
     ``accuracy`` / ``weighted_f1`` of ``pred``; ``majority_accuracy`` of always guessing the
     majority class of ``truth``; ``blind_weighted_f1`` the better of that guess's weighted F1 and
     a uniform guess's expected one, ``sum_c p_c 2 p_c / (C p_c + 1)`` (``metrics.attack``)."""
-    labels = np.arange(n_classes)
     majority = np.full(len(truth), np.bincount(truth, minlength=n_classes).argmax())
 
     def f1(guess: np.ndarray, w: np.ndarray | None) -> float:
-        return float(skm.f1_score(truth, guess, labels=labels, average="weighted", sample_weight=w, zero_division=0))
+        return weighted_f1(truth, guess, n_classes, w)
 
     def uniform_f1(w: np.ndarray | None) -> float:
         p = np.bincount(truth, weights=w, minlength=n_classes) / (len(truth) if w is None else w.sum())

@@ -193,6 +193,22 @@ def precision_recall_f1(y_true: Any, y_pred: Any, average: str = "binary") -> di
     return {"precision": float(prec), "recall": float(rec), "f1": float(f1)}
 
 
+def weighted_f1(truth: np.ndarray, pred: np.ndarray, n_classes: int, weights: np.ndarray | None = None) -> float:
+    """Support-weighted F1 over the classes ``0..n_classes-1`` with sample ``weights``: per class
+    ``F1_c = 2 TP_c / (predicted_c + true_c)`` (0 when both are 0), averaged with weights
+    ``true_c`` (0 when every weight is 0). Equals scikit-learn's ``f1_score(average="weighted",
+    zero_division=0)`` at a fraction of its cost, which matters inside a bootstrap
+    (``experiments.federated.class_metric`` calls it once per replicate)."""
+    w = np.ones(len(truth)) if weights is None else np.asarray(weights, dtype=np.float64)
+    true_c = np.bincount(truth, weights=w, minlength=n_classes)
+    pred_c = np.bincount(pred, weights=w, minlength=n_classes)
+    tp = np.bincount(truth, weights=w * (truth == pred), minlength=n_classes)
+    denominator = pred_c + true_c
+    f1 = np.divide(2 * tp, denominator, out=np.zeros(n_classes), where=denominator > 0)
+    support = true_c.sum()
+    return float(f1 @ true_c / support) if support > 0 else 0.0
+
+
 # ---------------------------------------------------------------------------- blind guesses
 def _binary_blind(y: np.ndarray) -> dict[str, float]:
     """Scores of data-independent guessing on binary labels. Precision and F1 are those of
