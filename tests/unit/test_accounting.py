@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -244,3 +245,13 @@ def test_privacy_statement_without_guarantee_and_local_setting() -> None:
     assert str(local).startswith("20-local differential privacy")
     nonprivate = dipsgnn_composed_statement(0.0, 0.2, 1, DELTA, 10, 47)
     assert not nonprivate.formal
+
+
+def test_accounting_without_dp_accounting_is_a_one_line_install_hint(monkeypatch) -> None:
+    """dp-accounting is imported on first use (not with ``recprivacy.privacy``), and a missing
+    install says how to get it."""
+    from recprivacy.errors import RecPrivacyError
+
+    monkeypatch.setitem(sys.modules, "dp_accounting", None)  # import now fails
+    with pytest.raises(RecPrivacyError, match=r"^privacy accounting needs the optional package dp-accounting: pip"):
+        gaussian_event(1.0)

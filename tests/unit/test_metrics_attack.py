@@ -136,6 +136,13 @@ def test_weighted_f1_hand_computed_and_equal_to_scikit_learn_with_weights() -> N
     y, p, w = rng.integers(0, 4, 200), rng.integers(0, 4, 200), rng.random(200)
     expected = f1_score(y, p, labels=np.arange(5), average="weighted", sample_weight=w, zero_division=0)
     assert weighted_f1(y, p, 5, w) == pytest.approx(expected)
+    # bootstrap draws (rows of weight 0), classes missing from truth or guess
+    for _ in range(50):
+        truth, pred = rng.integers(0, 4, 40), rng.integers(0, 4, 40)  # class 3 may be missing from either
+        w = rng.multinomial(40, np.full(40, 1 / 40)).astype(float)  # a bootstrap draw, some rows weight 0
+        expected = f1_score(truth, pred, labels=np.arange(5), average="weighted", sample_weight=w, zero_division=0)
+        assert weighted_f1(truth, pred, 5, w) == pytest.approx(expected, abs=1e-12)
+    assert weighted_f1(Y, Y, 2, np.zeros(10)) == 0.0  # no support at all
 
 
 def test_binary_attack_report_hand_computed() -> None:

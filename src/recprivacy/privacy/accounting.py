@@ -36,21 +36,20 @@ import numpy as np
 
 from recprivacy.errors import ConfigError, RecPrivacyError
 
-try:
-    import dp_accounting
-except ModuleNotFoundError:  # the optional ``privacy`` extra is not installed
-    dp_accounting = None
-
 GaussianCalibration = Literal["analytic", "classical"]
 
 
 def _dp() -> Any:
-    """Return the dp_accounting module or explain in one line how to install it."""
-    if dp_accounting is None:
+    """Return the dp_accounting module or explain in one line how to install it. Imported on
+    first use: it pulls in scipy.signal and scipy.stats, which every process importing
+    ``recprivacy.privacy`` (a Flower ClientApp per message, the CLI) would otherwise pay for."""
+    try:
+        import dp_accounting
+    except ModuleNotFoundError:  # the optional ``privacy`` extra is not installed
         raise RecPrivacyError(
             "privacy accounting needs the optional package dp-accounting: "
             "pip install 'recprivacy[privacy]'"
-        )
+        ) from None
     return dp_accounting
 
 
