@@ -129,6 +129,10 @@ def test_defence_verdicts(change, label):
     assert v.label == label
 
 
+def test_a_reduction_is_stated_as_a_positive_amount_with_its_interval_in_the_same_sign():
+    assert judge_defence(_estimate(-0.2, -0.3, -0.1), "membership ROC AUC").text == "reduces membership ROC AUC by 0.200 [0.100, 0.300]"
+
+
 def test_unresolvable_estimates_give_no_verdict():
     e = Estimate(float("nan"), 0.0, 1.0, "too few", 94, resolvable=False)
     assert judge_attack(e, "x").label == "not resolvable"

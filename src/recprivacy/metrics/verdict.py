@@ -93,5 +93,5 @@ def judge_defence(change: Estimate, attack: str) -> Verdict:
     if change.low > 0:
         return Verdict("backfires", f"defence backfires: {attack} gains {change.value:+.3f} {_interval(change)}")
     if change.high < 0:
-        return Verdict("reduces", f"reduces {attack} by {-change.value:.3f} {_interval(change)}")
+        return Verdict("reduces", f"reduces {attack} by {-change.value:.3f} [{-change.high:.3f}, {-change.low:.3f}]")
     return Verdict("no measurable change", f"no measurable change in {attack}: {change.value:+.3f} {_interval(change)}")
