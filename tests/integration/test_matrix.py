@@ -40,7 +40,7 @@ def test_dp_rows_carry_claimed_and_measured_epsilon(results):
     assert dpmf[1] == 1.0 and dpmf[3].startswith("objective perturbation") and dpmf[4]
     assert dpmf[6] >= 0 and dpmf[7] >= 0 and dpmf[-1].split(":")[0] in ("consistent", "BROKEN GUARANTEE")
     uploads = results.tables["matrix-epsilon-uploads"].rows
-    assert [r[0] for r in uploads] == ["apm", "ldp", "gaussian"]
+    assert [r[0] for r in uploads] == ["apm", "ldp", "gaussian", "fixrec_max", "fixrec_min"]
     # per-scalar claims of 30 and more cannot be tested with a few thousand uploads: said so, not passed
     assert all(r[1] >= 30 and r[-1].startswith("untestable at this sample size") for r in uploads)
 

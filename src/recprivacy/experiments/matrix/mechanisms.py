@@ -1,4 +1,4 @@
-"""Per-release audits of the upload defences (paper 004: APM, uniform LDP, Gaussian), which a
+"""Per-release audits of the upload defences (paper 004: APM, uniform LDP, Gaussian, FixRec), which a
 centrally trained target gives no row in the matrix.
 
 Each defence's own ``ClippedNoise.perturb`` (clipping included, so a broken clip shows) is run
@@ -19,7 +19,7 @@ from recprivacy.metrics.epsilon import judge_claim, largest_roc_epsilon, roc_eps
 from recprivacy.privacy.mechanisms import GaussianMechanism, LaplaceMechanism
 
 #: the upload defences audited, by ``defenses.apm.make_defence`` name
-UPLOAD_DEFENCES = ("apm", "ldp", "gaussian")
+UPLOAD_DEFENCES = ("apm", "ldp", "gaussian", "fixrec_max", "fixrec_min")
 
 
 def per_scalar_claim(defence: ClippedNoise) -> tuple[float, float, str]:
