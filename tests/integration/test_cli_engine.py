@@ -58,7 +58,7 @@ def test_engine_option_runs_the_study_on_flower_with_the_simulator_numbers(confi
     assert flower["config"]["study_options"]["engine"] == "flower-sim"
     assert flower["metrics"].keys() == default["metrics"].keys() and len(default["metrics"]) > 10
     for key, value in default["metrics"].items():
-        assert flower["metrics"][key] == pytest.approx(value, abs=1e-6), key
+        assert flower["metrics"][key] == pytest.approx(value, abs=1e-6, nan_ok=True), key  # one seed: sd is NaN
 
 
 def test_unknown_engine_is_a_one_line_error(config: Path, tmp_path: Path):
