@@ -12,7 +12,7 @@ from recprivacy import Matrix
 from recprivacy.experiments.matrix.plan import ATTACKS
 
 SEQUENTIAL = {"canaries": 100, "canary_guesses": 20, "params": {"n_epochs": 1, "hidden": 16, "user_mode": "none"}}
-UPLOADS = {"max_users": 40, "rounds": 1, "dim": 4, "defences": ["apm", "fdpmf"], "attackers": ["tree"], "seeds": 2,
+UPLOADS = {"max_users": 40, "rounds": 1, "dim": 4, "defences": ["apm", "fdpmf", "fgerai"], "attackers": ["tree"], "seeds": 2,
            "federated": {"local_epochs": 1, "batch_size": 256}}
 
 
@@ -119,10 +119,13 @@ def test_upload_defences_get_rows_of_their_own_federated_system_and_only_the_upl
         assert row[-2].startswith("Recall@10 (federated, sampled users' test)") and "change" in row[-2]
         assert row[-1].endswith("local differential privacy"), row[-1]
     assert "frozen 0." in apm[column] and "adaptive 0." in apm[column]
-    assert "frozen not run: F-DPMF trains federated MF" in fdpmf[column]
+    assert "frozen not run: F-DPMF trains a model whose uploads differ in shape" in fdpmf[column]
+    fgerai = rows["F-GERAI (functional mechanism and feature LDP)"]
+    assert fgerai[-1] and fgerai[-2].startswith("Recall@10 (federated, sampled users' test)") and "adaptive 0." in fgerai[column]
     long = [r for r in results.tables["matrix-cells"].rows if r[1] == "uploads" and r[2]]
     assert sorted((r[0], r[2]) for r in long) == [("none", "adaptive"), ("none", "frozen"), ("uploads_apm", "adaptive"),
-                                                  ("uploads_apm", "frozen"), ("uploads_fdpmf", "adaptive")]
+                                                  ("uploads_apm", "frozen"), ("uploads_fdpmf", "adaptive"),
+                                                  ("uploads_fgerai", "adaptive"), ("uploads_fgerai", "frozen")]
     assert all(r[3] == "weighted F1" and r[8] == "better of majority-class and uniform guess" for r in long)
     statements = {r[0]: r[1] for r in results.tables["matrix-statements"].rows}
     assert statements["APM (adaptive per-component LDP on uploads)"].endswith("local differential privacy")

@@ -1,6 +1,6 @@
 """The ``uploads`` column of the attack x defence matrix and its rows: attribute inference from
 federated uploads (paper 004) against the upload defences (APM, uniform LDP, Gaussian, FixRec,
-and F-DPMF).
+F-DPMF and F-GERAI, the functional mechanism).
 
 Setup (``UploadCellOptions``; reduced, and said so in the report): a seeded sample of at most
 ``max_users`` of the matrix's members with training interactions (``sampling.sample_users``),
@@ -58,19 +58,20 @@ UPLOADS = next(a for a in ATTACKS if a.key == "uploads")
 TITLES = {"apm": "APM (adaptive per-component LDP on uploads)", "ldp": "uniform LDP on uploads (FedNews)",
           "gaussian": "Gaussian noise on uploads (FedRec-GN)", "fixrec_max": "FixRec-max (uniform ε = ε_min on uploads)",
           "fixrec_min": "FixRec-min (uniform ε = ε_max on uploads)",
-          "fdpmf": "F-DPMF (objective perturbation, federated MF)"}  # fmt: skip
+          "fdpmf": "F-DPMF (objective perturbation, federated MF)",
+          "fgerai": "F-GERAI (functional mechanism and feature LDP)"}  # fmt: skip
 #: the federated study's options the column passes through (``UploadCellOptions.federated``)
 PASSED = ("lr", "local_epochs", "batch_size", "n_negatives", "init_std", "resistance", "delta", "eps_min", "eps_max",
           "epsilon", "sigma", "eps_dpmf")  # fmt: skip
-NO_FROZEN = ("frozen not run: F-DPMF trains federated MF, whose uploads differ in shape from Pure FedRec's; "
+NO_FROZEN = ("frozen not run: {title} trains a model whose uploads differ in shape from Pure FedRec's; "
              "its change against Pure FedRec includes the change of model")  # fmt: skip
 
 
 class UploadCellOptions(StudyOptions):
     """The uploads column: the defences, the user sample, the (reduced) federated training, the attackers."""
 
-    defences: list[Literal["apm", "ldp", "gaussian", "fixrec_max", "fixrec_min", "fdpmf"]] = Field(
-        default_factory=lambda: ["apm", "ldp", "gaussian", "fixrec_max", "fixrec_min", "fdpmf"])
+    defences: list[Literal["apm", "ldp", "gaussian", "fixrec_max", "fixrec_min", "fdpmf", "fgerai"]] = Field(
+        default_factory=lambda: ["apm", "ldp", "gaussian", "fixrec_max", "fixrec_min", "fdpmf", "fgerai"])
     max_users: PositiveInt | None = 300
     model: Literal["fedrec", "fedlightgcn", "fedncf"] = "fedrec"
     dim: PositiveInt = 32
@@ -144,7 +145,7 @@ def defence_world(method: str, trained: TrainedMethod, pure: tuple[np.ndarray, n
     world = World(DefenceSpec(f"uploads_{method}", TITLES[method], "uploads"), model, trained.statement)
     value, _, change = utility_change(model, reference, sample, 10)
     world.utility = ("Recall@10 (federated, sampled users' test)", value, change)
-    world.cells["uploads"] = Cell(frozen, judge(x, x, users), "" if frozen else NO_FROZEN)
+    world.cells["uploads"] = Cell(frozen, judge(x, x, users), "" if frozen else NO_FROZEN.format(title=TITLES[method].split(" (")[0]))
     return world
 
 
