@@ -30,7 +30,12 @@ def test_every_row_has_a_utility_cost_a_statement_and_a_reason_for_empty_cells(r
     for row in rows:
         assert "change" in row[-2] and row[-1]
         for cell in row[1 : 1 + len(ATTACKS)]:
-            assert cell.startswith("does not apply: ") or "[" in cell
+            assert cell.startswith(("does not apply: ", "— (protects ")) or "[" in cell
+    # a cell empty only because the defence protects another channel says which, shortly; the long table says why
+    pop = rows[1][1 + [a.key for a in ATTACKS].index("exposure")]
+    assert pop == "— (protects lists)"
+    long = {(r[0], r[1]): r[-1] for r in results.tables["matrix-cells"].rows}
+    assert long["popularity_randomization", "exposure"].startswith("does not apply: popularity randomization")
     assert any("frozen" in c and "adaptive" in c for r in rows for c in r[1:4])
 
 
@@ -65,7 +70,7 @@ def _cells(results, defence: str, attack: str) -> dict[str, list]:
 def test_the_upcsdg_row_is_attacked_in_every_column_and_has_a_utility_cost_and_statement(results):
     row = next(r for r in results.tables["matrix"].rows if r[0] == "UPC-SDG (k = 0.2, γ = 0.5)")
     cells = dict(zip([a.key for a in ATTACKS], row[1 : 1 + len(ATTACKS)]))
-    assert cells.pop("uploads").startswith("does not apply: "), row  # a release is not a federated upload
+    assert cells.pop("uploads") == "— (protects released data)", row  # a release is not a federated upload
     assert all("[" in cell for cell in cells.values()), row
     # the canary attacker has no trained part; every other column shows both attackers
     assert all("frozen" in c and "adaptive" in c for key, c in cells.items() if key != "canaries"), row
@@ -108,11 +113,11 @@ def test_upload_defences_get_rows_of_their_own_federated_system_and_only_the_upl
     pure = rows["no defence"][column]
     assert pure.startswith("0.") and "(frozen; " in pure  # Pure FedRec: one attacker, frozen = adaptive
     central = ["popularity randomization (α = 0.1)", "exposure perturbation (random/uniform, L = 0.5)", "DPMF (ε = 1)"]
-    assert all(rows[name][column].startswith("does not apply: ") for name in central)
+    assert all(rows[name][column].startswith("— (protects ") for name in central)
     apm, fdpmf = rows["APM (adaptive per-component LDP on uploads)"], rows["F-DPMF (objective perturbation, federated MF)"]
     for row in (apm, fdpmf):
         cells = row[1 : 1 + len(ATTACKS)]
-        assert [c.startswith("does not apply: ") for c in cells] == [i + 1 != column for i in range(len(ATTACKS))]
+        assert [c == "— (protects uploads)" for c in cells] == [i + 1 != column for i in range(len(ATTACKS))]
         verdict = row[column].split("; ")[1].split(")")[0]
         assert verdict in ("leaks", "no leak measured", "inconclusive"), row[column]
         assert any(f"{change} " in row[column] for change in ("reduces", "backfires", "no measurable change"))

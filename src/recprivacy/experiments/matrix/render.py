@@ -10,7 +10,7 @@ from typing import Any
 
 from recprivacy.experiments.matrix.cells import Canaries, Cell, Judged
 from recprivacy.experiments.matrix.mechanisms import mechanism_rows
-from recprivacy.experiments.matrix.plan import ATTACKS
+from recprivacy.experiments.matrix.plan import ATTACKS, AttackSpec, not_applicable
 from recprivacy.experiments.matrix.release import release_text
 from recprivacy.experiments.matrix.uploads import uploads_text
 from recprivacy.experiments.results import Results
@@ -35,10 +35,13 @@ def defence_change(cell: Cell, undefended: Cell, attack: str) -> Verdict | None:
     return judge_defence(unpaired_difference(cell.best.effective, undefended.best.effective), attack)
 
 
-def cell_text(cell: Cell, change: Verdict | None) -> str:
-    """A matrix cell: the stronger attacker's success, its verdict, both attackers, the change."""
+def cell_text(cell: Cell, change: Verdict | None, channel: str | None = None) -> str:
+    """A matrix cell: the stronger attacker's success, its verdict, both attackers, the change.
+    ``channel``: the defence protects another channel than the attack observes and that is the
+    only reason the cell is empty (``plan.not_applicable``): the cell reads "—" with the channel;
+    the long table keeps the whole reason."""
     if cell.best is None:
-        return cell.reason
+        return f"— (protects {channel})" if channel else cell.reason
     which = "adaptive" if cell.best is cell.adaptive and cell.adaptive is not cell.frozen else "frozen"
     text = f"{_fmt(cell.best)} ({which}; {cell.best.verdict.label})"
     if cell.frozen is None or cell.adaptive is None:
@@ -48,12 +51,18 @@ def cell_text(cell: Cell, change: Verdict | None) -> str:
     return text + (f"; {change.text}" if change else "")
 
 
+def _other_channel(world: Any, attack: AttackSpec) -> str | None:
+    """The world's channel when its cell for ``attack`` is empty only because of it."""
+    reason = not_applicable(attack, world.spec)
+    return world.spec.protects if reason is not None and world.cells[attack.key].reason == reason else None
+
+
 def render(results: Results, worlds: list[Any], options: Any, canaries: Canaries, seed: int, sequential: list[list]) -> None:
     """Add the matrix's tables, figures and sections to ``results``; ``sequential``: the claimed-vs-measured
     rows of the sequential-model defences (``matrix.sequential``)."""
     undefended = worlds[0].cells
     changes = {(w.spec.key, a.key): defence_change(w.cells[a.key], undefended[a.key], a.title) for w in worlds for a in ATTACKS}
-    rows = [[w.spec.title] + [cell_text(w.cells[a.key], changes[w.spec.key, a.key]) for a in ATTACKS]
+    rows = [[w.spec.title] + [cell_text(w.cells[a.key], changes[w.spec.key, a.key], _other_channel(w, a)) for a in ATTACKS]
             + [_utility(w), str(w.statement).splitlines()[0]] for w in worlds]  # fmt: skip
     columns = ["defence"] + [f"{a.title} ({a.metric}; observes {a.observes})" for a in ATTACKS] + ["utility cost", "privacy statement"]
     table = results.add_table("matrix", columns, rows, "Each cell: the stronger attacker's success [95% CI] (verdict against "
