@@ -45,7 +45,9 @@ def test_dp_rows_carry_claimed_and_measured_epsilon(results):
     assert dpmf[1] == 1.0 and dpmf[3].startswith("objective perturbation") and dpmf[4]
     assert dpmf[6] >= 0 and dpmf[7] >= 0 and dpmf[-1].split(":")[0] in ("consistent", "BROKEN GUARANTEE")
     uploads = results.tables["matrix-epsilon-uploads"].rows
-    assert [r[0] for r in uploads] == ["apm", "ldp", "gaussian", "fixrec_max", "fixrec_min"]
+    assert [r[0] for r in uploads] == ["apm", "ldp", "gaussian", "fixrec_max", "fixrec_min", "fgerai (feature LDP)"]
+    *uploads, feature_ldp = uploads  # k-RR at eps_x = 1: testable, and consistent
+    assert feature_ldp[1] == 1.0 and 0 < feature_ldp[5] <= 1.0 and feature_ldp[-1].startswith("consistent")
     # per-scalar claims of 30 and more cannot be tested with a few thousand uploads: said so, not passed
     assert all(r[1] >= 30 and r[-1].startswith("untestable at this sample size") for r in uploads)
 
@@ -120,7 +122,9 @@ def test_upload_defences_get_rows_of_their_own_federated_system_and_only_the_upl
         assert [c == "— (protects uploads)" for c in cells] == [i + 1 != column for i in range(len(ATTACKS))]
         verdict = row[column].split("; ")[1].split(")")[0]
         assert verdict in ("leaks", "no leak measured", "inconclusive"), row[column]
-        assert any(f"{change} " in row[column] for change in ("reduces", "backfires", "no measurable change"))
+        # the defence verdict is stated (any judge_defence label; secure noise: "not resolvable" can occur at 40 users)
+        assert any(f"{change} " in row[column] for change in ("reduces", "backfires", "no measurable change",
+                                                              "not resolvable")), row[column]
         assert row[-2].startswith("Recall@10 (federated, sampled users' test)") and "change" in row[-2]
         assert row[-1].endswith("local differential privacy"), row[-1]
     assert "frozen 0." in apm[column] and "adaptive 0." in apm[column]

@@ -1,5 +1,5 @@
-"""Per-release audits of the upload defences (paper 004: APM, uniform LDP, Gaussian, FixRec), which a
-centrally trained target gives no row in the matrix.
+"""Per-release audits of the upload defences (paper 004: APM, uniform LDP, Gaussian, FixRec) and
+of F-GERAI's feature LDP, which a centrally trained target gives no row in the matrix.
 
 Each defence's own ``ClippedNoise.perturb`` (clipping included, so a broken clip shows) is run
 on ``n`` clients uploading one scalar of the ``user`` component far outside the clip bound on
@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from recprivacy.defenses.apm import ClippedNoise, make_defence
+from recprivacy.defenses.federated_dp import make_baseline
 from recprivacy.metrics.epsilon import judge_claim, largest_roc_epsilon, roc_epsilon
 from recprivacy.privacy.mechanisms import GaussianMechanism, LaplaceMechanism
 
@@ -46,6 +47,22 @@ def audit_upload_defence(name: str, n: int, seed: int) -> list:
     return [name, eps, delta, accountant, "one uploaded scalar, one release", measured, limit, check.text]
 
 
+def audit_feature_ldp(n: int, seed: int, eps_x: float = 1.0) -> list:
+    """The row of F-GERAI's feature LDP (stage i, k-RR on each one-hot block): ``n`` users whose
+    two-class block is ``[1, 0]`` or ``[0, 1]`` with probability 1/2 each (neighbours: the one
+    attribute changed); the attacker's score is the reported first column. k-RR claims
+    ``eps_x``-LDP per block and report, small enough for ``n`` samples to test."""
+    ldp = make_baseline("fgerai", {"attribute": np.array([0, 1])}, eps_x=eps_x).features
+    bits = np.random.default_rng([seed, 6]).random(n) < 0.5
+    rngs = [np.random.default_rng([seed, 7, i]) for i in range(n)]
+    scores = ldp.perturb(np.stack([bits, ~bits], axis=1).astype(float), np.arange(n), rngs)[:, 0]
+    measured = roc_epsilon(bits, scores, 0.0).low
+    limit = largest_roc_epsilon(int(bits.sum()), int((~bits).sum()))
+    check = judge_claim(eps_x, measured, f"ROC over {n} one-block reports", limit)
+    return ["fgerai (feature LDP)", eps_x, 0.0, "k-RR, k = 2", "one attribute of one user, one report", measured, limit,
+            check.text]  # fmt: skip
+
+
 def mechanism_rows(n: int, seed: int) -> list[list]:
-    """Rows of every upload defence's audit."""
-    return [audit_upload_defence(name, n, seed) for name in UPLOAD_DEFENCES]
+    """Rows of every upload defence's audit and of F-GERAI's feature LDP."""
+    return [audit_upload_defence(name, n, seed) for name in UPLOAD_DEFENCES] + [audit_feature_ldp(n, seed)]
