@@ -40,18 +40,24 @@ class Matrix:
         Where the dataset's files are (default: the usual search path).
     config:
         A YAML config to start from (its ``study`` must be ``matrix``).
+    noise:
+        Where the defences' noise comes from: ``secure`` (the OS's entropy) or ``simulation``
+        (seeded, repeatable, for experiments only); default: the config's (``secure``).
     **options:
         ``study_options`` of ``MatrixOptions`` (e.g. ``canaries=500``).
     """
 
     def __init__(self, dataset: str = "ml-100k", target: str = "bpr", data_dir: str | Path | None = None,
-                 config: str | Path | None = None, **options: Any) -> None:  # fmt: skip
+                 config: str | Path | None = None, noise: str | None = None, **options: Any) -> None:  # fmt: skip
         self.dataset, self.target, self.data_dir, self.config, self.options = dataset, target, data_dir, config, options
+        self.noise = noise
 
     def run(self) -> Results:
         """Run the study (the results are not written; ``results.write("runs")`` does)."""
         updates: dict[str, Any] = {f"study_options.{key}": value for key, value in self.options.items()}
         if self.data_dir is not None:
             updates["dataset.data_dir"] = str(self.data_dir)
+        if self.noise is not None:
+            updates["noise"] = self.noise
         base = None if self.config else default_matrix_config(self.dataset, self.target)
         return run_study(load_config(self.config, updates=updates, base=base))
