@@ -57,11 +57,16 @@ def headline(rows: list[list[str]]) -> str:
     return markdown_table({"columns": HEADLINE, "rows": rows})
 
 
-def read_jsonl(path: Path) -> list[dict]:
-    """The records of a JSON-lines file; a missing file is a one-line error naming it."""
+def read_text(path: Path) -> str:
+    """A record file's text; a missing file is a one-line error naming it."""
     if not path.is_file():
         raise SystemExit(f"error: {path}: record file not found")
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return path.read_text(encoding="utf-8")
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """The records of a JSON-lines file."""
+    return [json.loads(line) for line in read_text(path).splitlines() if line.strip()]
 
 
 def provenance(records: list[dict], name: str) -> str:
@@ -83,7 +88,7 @@ def membership(records: Path) -> str:
     """Headline: Assumption I on ml-1m against the paper, then each target's best attack and best
     trivial statistic under the served and the paper protocol (ml-100k)."""
     main = read_jsonl(records / MEMBERSHIP_FILES[0])
-    data = json.loads((records / MEMBERSHIP_FILES[1]).read_text(encoding="utf-8"))
+    data = json.loads(read_text(records / MEMBERSHIP_FILES[1]))
     rows = [membership_main_row(r) for r in main if r["dataset"] == "ml-1m"] + membership_protocol_rows(data["summary"])
     meta = data["meta"]
     return "\n\n".join([
@@ -401,10 +406,7 @@ MATRIX_FILE = "matrix_ml100k.json"
 def matrix(records: Path) -> str:
     """The attack x defence matrix on ml-100k (issue 32): per cell the stronger attacker with its
     interval and verdict against its blind guess, and the defence's change; claimed vs measured ε."""
-    path = records / MATRIX_FILE
-    if not path.is_file():
-        raise SystemExit(f"error: {path}: record file not found")
-    record = json.loads(path.read_text(encoding="utf-8"))
+    record = json.loads(read_text(records / MATRIX_FILE))
     cells = [dict(zip(record["cells"]["columns"], row)) for row in record["cells"]["rows"]]
     keys = list(dict.fromkeys(c["attack"] for c in cells))
     rows = [[d["title"], *(matrix_cell(cells, d["key"], a) for a in keys), d["utility"]] for d in record["defences"]]
