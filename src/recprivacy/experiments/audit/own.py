@@ -182,17 +182,8 @@ def fit_target(target: Target, data: PreparedData, results: Results) -> Target:
 
 
 def describe_own_target(target: Target, data: PreparedData, results: Results) -> None:
-    """Add the "Data and target" section for a target that is not a built-in model.
-
-    Parameters
-    ----------
-    target:
-        The audited target.
-    data:
-        Prepared audit data.
-    results:
-        Where the section goes.
-    """
+    """Add to ``results`` the "Data and target" section for a ``target`` that is not a built-in
+    model: users, items and interactions in each part of the prepared ``data``."""
     parts = [("all", data.full), ("members' training", data.train), ("validation", data.valid), ("test", data.test),
              ("non-members", data.full.subset_users(data.heldout_users))]  # fmt: skip
     rows = [[name, int((p.user_counts() > 0).sum()), int((p.item_counts() > 0).sum()), len(p)] for name, p in parts]
