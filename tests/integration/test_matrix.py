@@ -66,6 +66,11 @@ def test_sequential_defences_carry_a_claim_a_measured_bound_and_a_verdict(result
         assert reading.split(":")[0] in ("consistent", "BROKEN GUARANTEE", "untestable at this sample size"), reading
         assert ("outside the edge-level unit" in reading) == (name != "DP-SGD (SR-GNN)")
     assert "training sample" in rows[1][4] and "edge" in rows[0][4]
+    utility = results.tables["matrix-sequential-utility"].rows  # every sequential defence has a utility cost
+    assert [r[0] for r in utility] == ["DIPSGNN (SR-GNN)", "DP-SGD (SR-GNN)", "EdgeRand (SR-GNN)"]
+    for _, value, low, high, base, change, c_low, c_high in utility:
+        assert 0 <= low <= value <= high <= 1 and 0 <= base <= 1 and c_low <= change <= c_high
+        assert change == pytest.approx(value - base)
 
 
 def _cells(results, defence: str, attack: str) -> dict[str, list]:
