@@ -371,7 +371,8 @@ def federated(records: Path) -> str:
 
 
 def federated_row(summary: dict, method: str, attribute: str, first: dict, name: str) -> list[str]:
-    from recprivacy.experiments.federated import METHOD_LABELS, paper_f1
+    from recprivacy.experiments.federated.options import METHOD_LABELS
+    from recprivacy.experiments.federated.paper import paper_f1
 
     stat = summary["methods"][method]["metrics"][F1.format(attribute=attribute)]
     guess = first[F1.format(attribute=attribute).replace("weighted_f1_mean", "blind_weighted_f1")]
@@ -385,7 +386,8 @@ def federated_row(summary: dict, method: str, attribute: str, first: dict, name:
 
 def federated_table(summary: dict) -> str:
     """Table II layout: DNN F1 per attribute at ζ = 0.1 and Hit@20, ours (mean ± sd) / paper."""
-    from recprivacy.experiments.federated import METHOD_LABELS, paper_f1, paper_hit20
+    from recprivacy.experiments.federated.options import METHOD_LABELS
+    from recprivacy.experiments.federated.paper import paper_f1, paper_hit20
 
     def ours(stat: dict | None) -> str:
         return "—" if stat is None else f"{stat['mean']:.3f} ± {stat['std']:.3f}"

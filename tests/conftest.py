@@ -4,8 +4,11 @@ RECPRIVACY_REQUIRE_DATA=1 (as in CI) a missing dataset fails the test instead of
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,3 +68,53 @@ def benchmark_script():
         return module
 
     return load
+
+
+GOLDEN = Path(__file__).parent / "unit" / "golden"
+
+
+def measured_numbers(results: Any) -> dict[str, Any]:
+    """What a run of a study measured, as JSON values (NaN as the string ``"NaN"``): seeds,
+    noise, metrics, every table with its caption, section titles and texts, figure names.
+    Wall-clock times are left out: ``timings``, metrics whose last part is ``seconds`` and
+    table columns named ``seconds``."""
+    tables = {}
+    for name, table in results.tables.items():
+        keep = [i for i, column in enumerate(table.columns) if column != "seconds"]
+        tables[name] = {"columns": [table.columns[i] for i in keep], "caption": table.caption,
+                        "rows": [[row[i] for i in keep] for row in table.rows]}  # fmt: skip
+    numbers = {"seeds": results.seeds, "noise": results.noise,
+               "metrics": {k: v for k, v in results.metrics.items() if k.rsplit("/", 1)[-1] != "seconds"},
+               "tables": tables, "sections": [[s.title, s.text] for s in results.sections], "figures": sorted(results.figures)}  # fmt: skip
+    return json.loads(json.dumps(numbers), parse_constant=str)
+
+
+@pytest.fixture
+def golden():
+    """``golden(name, {"part": results, ...})`` asserts that every part measures exactly the
+    numbers recorded in ``tests/unit/golden/<name>.json`` (``measured_numbers``). With
+    ``RECPRIVACY_RECORD_GOLDEN=1`` it records them instead, with the commit they were measured
+    at, and the test is skipped (a recording proves nothing)."""
+
+    def check(name: str, runs: dict[str, Any]) -> None:
+        path = GOLDEN / f"{name}.json"
+        measured = {part: measured_numbers(results) for part, results in runs.items()}
+        if os.environ.get("RECPRIVACY_RECORD_GOLDEN") == "1":
+            commit = subprocess.run(["git", "log", "-1", "--format=%h %s"], capture_output=True, text=True,
+                                    cwd=GOLDEN, check=True).stdout.strip()  # fmt: skip
+            staged = path.with_suffix(".json.tmp")
+            staged.write_text(json.dumps({"recorded_at": commit, "runs": measured}, indent=1) + "\n")
+            staged.replace(path)
+            pytest.skip(f"recorded {path.name} at {commit}")
+        recorded = json.loads(path.read_text(), parse_constant=str)["runs"]
+        assert measured.keys() == recorded.keys()
+        for part, numbers in measured.items():
+            for field, value in numbers.items():
+                if isinstance(value, dict):
+                    assert value.keys() == recorded[part][field].keys(), (part, field)
+                    for key, item in value.items():
+                        assert item == recorded[part][field][key], (part, field, key)
+                else:
+                    assert value == recorded[part][field], (part, field)
+
+    return check

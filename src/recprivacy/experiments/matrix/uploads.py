@@ -17,7 +17,7 @@ seeded noise as ``config.noise`` says. Then one attack round in which every samp
 Attack: the honest-but-curious server's pseudo-gradients over all components (``ΔΘ_u``,
 ``attacks.attribute.component_matrix``); each of ``attackers`` is trained on a ζ share of the
 clients whose attribute it knows and predicts the others, pooled over ``seeds`` splits
-(``federated.pooled_predictions``). *Frozen*: trained on Pure FedRec's uploads of the known
+(``federated.classes.pooled_predictions``). *Frozen*: trained on Pure FedRec's uploads of the known
 clients, applied to the defended uploads of the others; *adaptive*: trained and applied on the
 defended uploads. The better attacker is judged on weighted F1 (the paper's metric) against the
 better of the majority-class and uniform guess on the same clients (``cells.attribute_judged``).
