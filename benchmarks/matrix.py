@@ -57,6 +57,7 @@ def main() -> None:
     parser.add_argument("--cpu-seconds", type=float, help="with --from-run: the run's user + system CPU seconds")
     parser.add_argument("--wall", help="with --from-run: the run's wall time as text")
     parser.add_argument("--peak-rss-mb", type=float, help="with --from-run: the run's peak resident set")
+    parser.add_argument("--commit", help="with --from-run: the commit the run was made at (default: HEAD)")
     parser.add_argument("--note", default="", help="the machine's load or anything else a reader needs")
     parser.add_argument("--out", type=Path, default=RECORD)
     args = parser.parse_args()
@@ -77,7 +78,7 @@ def main() -> None:
         run_dir = args.from_run
         cost = {"cpu_seconds": args.cpu_seconds, "wall": args.wall, "peak_rss_mb": args.peak_rss_mb}
     source = f"recprivacy run configs/matrix/ml-100k.yaml (run folder {run_dir.name})"
-    write_record({"source": source, "commit": commit(), "note": args.note, **cost, **record_of(run_dir)}, args.out)
+    write_record({"source": source, "commit": args.commit or commit(), "note": args.note, **cost, **record_of(run_dir)}, args.out)
 
 
 if __name__ == "__main__":
