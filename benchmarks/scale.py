@@ -74,7 +74,7 @@ def run_audit(n_interactions: int, sections: list[str] | None, bpr_epochs: int |
     """The default audit (BPR-MF target) on the scaled synthetic data, stage by stage."""
     from dataclasses import replace
 
-    from recprivacy.config import load_config
+    from recprivacy.config import default_audit_config, load_config
     from recprivacy.experiments import audit
     from recprivacy.experiments.runner import run_study
 
@@ -83,7 +83,7 @@ def run_audit(n_interactions: int, sections: list[str] | None, bpr_epochs: int |
     audit.fit_model = clock.wrap("fit", audit.fit_model)
     for name, section in list(audit._SECTIONS.items()):
         audit._SECTIONS[name] = replace(section, run=clock.wrap(f"section:{name}", section.run))
-    config = audit.default_audit_config()
+    config = default_audit_config()
     config["dataset"] = {"name": "synthetic", "options": shape(n_interactions)}
     if bpr_epochs is not None:
         config["model"]["params"] = {"n_epochs": bpr_epochs}
