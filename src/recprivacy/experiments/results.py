@@ -21,7 +21,6 @@ import os
 import platform
 import re
 import shutil
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -37,6 +36,7 @@ from recprivacy.errors import DataError
 from recprivacy.io import is_staging, remove_stale_staging, staging_folder
 from recprivacy.progress import stage
 from recprivacy.report import write_report
+from recprivacy.timing import timed
 
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 LIBRARIES = ("recprivacy", "numpy", "scipy", "pandas", "torch", "scikit-learn", "pydantic", "matplotlib")
@@ -136,14 +136,11 @@ class Results(BaseModel):
 
     @contextmanager
     def timed(self, name: str, detail: str = "") -> Iterator[None]:
-        """Add the wall-clock seconds of the block to ``timings[name]``; the block is a stage of
-        the run, announced as ``name: detail`` (``recprivacy.progress.stage``)."""
+        """Add the wall-clock seconds of the block to ``timings[name]`` (``recprivacy.timing.timed``);
+        the block is a stage of the run, announced as ``name: detail`` (``recprivacy.progress.stage``)."""
         stage(f"{name}: {detail}" if detail else name)
-        start = time.perf_counter()
-        try:
+        with timed(self.timings, name):
             yield
-        finally:
-            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
 
     def write(self, out_root: str | Path) -> Path:
         """Write the run folder (``config.yaml``, ``results.json``, ``report.md``,

@@ -58,7 +58,7 @@ from recprivacy.data.interactions import Interactions
 from recprivacy.experiments.audit import UNDEFENDED, AuditContext, Risk, SectionWriter, fit_list_length, register_audit_section
 from recprivacy.experiments.target import Target
 from recprivacy.experiments.train import PreparedData
-from recprivacy.experiments.membership.collect import randomizer
+from recprivacy.experiments.membership.cells import randomizer
 from recprivacy.experiments.membership.compare import Judgement, Scored, estimates, judge, name_of, score_all
 from recprivacy.experiments.membership.render import roc_png
 from recprivacy.metrics.attack import roc_auc
