@@ -209,7 +209,7 @@ def write_run(results: Results, out_root: str | Path) -> Path:
     staging = staging_folder(out_root, final)
     try:
         staging.mkdir()
-        _write_contents(results, staging)
+        write_contents(results, staging)
         return _publish(staging, out_root, final)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -218,7 +218,8 @@ def write_run(results: Results, out_root: str | Path) -> Path:
         raise
 
 
-def _write_contents(results: Results, folder: Path) -> None:
+def write_contents(results: Results, folder: Path) -> None:
+    """Every file of a finished run folder (figures, ``config.yaml``, ``results.json``, the report) into ``folder``."""
     (folder / "figures").mkdir()
     for name, figure in results.figures.items():
         png = results.figure_png(name)
@@ -253,6 +254,9 @@ def load_results(run_dir: str | Path) -> Results:
     if is_staging(run_dir):
         raise DataError("is the staging folder of a run still being written or of a killed writer; "
                         "expected a finished run folder (without '.partial-')", run_dir)  # fmt: skip
+    if not path.is_file() and (Path(run_dir) / "config.yaml").is_file():
+        raise DataError("an unfinished run (no results.json yet); continue it with: recprivacy run --resume "
+                        f"{run_dir}", run_dir)  # fmt: skip
     if not path.is_file():
         raise DataError("results.json not found; expected a run folder written by recprivacy", run_dir)
     return Results.from_json(path.read_text(encoding="utf-8"), path)
