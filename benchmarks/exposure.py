@@ -118,7 +118,7 @@ def exposure_data(config, options, max_slate: int):
     (their config sections), source, lengths and seed so that every mode and cell reads the
     same pairs (a retrained target is not bitwise the same under another thread count, so the
     cache is never rebuilt over; each cell records ``pairs_digest``)."""
-    from recprivacy.experiments.exposure import build_exposure
+    from recprivacy.experiments.exposure.pairs import build_exposure
     from recprivacy.experiments.runner import new_results
 
     key = f"{config.dataset.name}-{options.source}-{config.model.name}-M{options.history_len}-N{max_slate}" \
@@ -169,7 +169,7 @@ def cell_key(record: dict) -> tuple:
 def tables_cells(workload: str, config, options, data) -> Iterator[tuple[dict, Callable[[], dict]]]:
     """(key, run) per model and seed of Tables 3-6, and the baselines once."""
     from recprivacy.attacks.exposure import Vocabulary, evaluate_baselines
-    from recprivacy.experiments.exposure import CANDIDATES, make_attack, train_and_score
+    from recprivacy.experiments.exposure.cells import CANDIDATES, make_attack, train_and_score
 
     memo: dict[str, Any] = {}
 
@@ -197,7 +197,7 @@ def tables_cells(workload: str, config, options, data) -> Iterator[tuple[dict, C
 
 
 def sweep_cells(workload: str, config, options, data) -> Iterator[tuple[dict, Callable[[], dict]]]:
-    from recprivacy.experiments.exposure import make_attack, train_and_score
+    from recprivacy.experiments.exposure.cells import make_attack, train_and_score
 
     seed = options.seeds[0]
     for n in options.slate_sizes:
@@ -218,7 +218,7 @@ def attacker_path(workload: str, config, options, model: str, seed: int) -> Path
 
 def frozen_attacker(workload: str, config, options, parts):
     """The protection study's frozen attacker, trained once and cached."""
-    from recprivacy.experiments.exposure import make_attack
+    from recprivacy.experiments.exposure.cells import make_attack
 
     model, seed = options.protection.attacker, options.seeds[0]
     path = attacker_path(workload, config, options, model, seed)
@@ -233,7 +233,7 @@ def frozen_attacker(workload: str, config, options, parts):
 
 def protection_cells(workload: str, config, options, data) -> Iterator[tuple[dict, Callable[[], dict]]]:
     """(key, run) per (selection, replacement, L, attacker), and the no-information floor."""
-    from recprivacy.experiments.exposure import floor_row, item_embeddings, protection_point, protection_rows
+    from recprivacy.experiments.exposure.protection import floor_row, item_embeddings, protection_point, protection_rows
     from recprivacy.experiments.runner import new_results
 
     opts = options.protection
@@ -312,14 +312,9 @@ def threads_used() -> int:
 
 def summary(records: list[dict]) -> list[str]:
     """The study's tables and checks (Markdown) from the cells' records."""
-    from recprivacy.experiments.exposure import (
-        FLOOR,
-        attack_checks,
-        attack_tables,
-        protection_checks,
-        protection_outputs,
-        sweep_checks,
-    )
+    from recprivacy.experiments.exposure.checks import attack_checks, protection_checks, sweep_checks
+    from recprivacy.experiments.exposure.protection import FLOOR
+    from recprivacy.experiments.exposure.render import attack_tables, protection_outputs
     from recprivacy.experiments.results import Results
     from recprivacy.report.tables import markdown_table
 
@@ -388,7 +383,8 @@ def run_speed(workload: str, data_dir: str | None, model: str) -> dict:
     """One attacker end to end in this process (target and slates built here; the study
     cache is neither read nor written)."""
     from recprivacy.attacks.exposure import evaluate_baselines
-    from recprivacy.experiments.exposure import build_exposure, make_attack
+    from recprivacy.experiments.exposure.cells import make_attack
+    from recprivacy.experiments.exposure.pairs import build_exposure
     from recprivacy.experiments.runner import new_results
 
     n = threads()
@@ -417,7 +413,7 @@ def run_speed(workload: str, data_dir: str | None, model: str) -> dict:
 
 def rates(workload: str, data_dir: str | None, models: list[str] | None) -> Iterator[dict]:
     """Pairs per CPU second of each model (module docstring, ``rates``)."""
-    from recprivacy.experiments.exposure import make_attack
+    from recprivacy.experiments.exposure.cells import make_attack
 
     config, options = load_workload(workload, "rates", data_dir)
     data, _ = exposure_data(config, options, options.slate_size)

@@ -74,16 +74,16 @@ def run_audit(n_interactions: int, sections: list[str] | None, bpr_epochs: int |
     """The default audit (BPR-MF target) on the scaled synthetic data, stage by stage."""
     from dataclasses import replace
 
-    from recprivacy.config import load_config
-    from recprivacy.experiments import audit
+    from recprivacy.config import default_audit_config, load_config
+    from recprivacy.experiments.audit import registry, study
     from recprivacy.experiments.runner import run_study
 
     clock = StageClock()
-    audit.prepare_data = clock.wrap("data", audit.prepare_data)
-    audit.fit_model = clock.wrap("fit", audit.fit_model)
-    for name, section in list(audit._SECTIONS.items()):
-        audit._SECTIONS[name] = replace(section, run=clock.wrap(f"section:{name}", section.run))
-    config = audit.default_audit_config()
+    study.prepare_data = clock.wrap("data", study.prepare_data)
+    study.fit_model = clock.wrap("fit", study.fit_model)
+    for name, section in list(registry._SECTIONS.items()):
+        registry._SECTIONS[name] = replace(section, run=clock.wrap(f"section:{name}", section.run))
+    config = default_audit_config()
     config["dataset"] = {"name": "synthetic", "options": shape(n_interactions)}
     if bpr_epochs is not None:
         config["model"]["params"] = {"n_epochs": bpr_epochs}

@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 
 #: public name -> module that defines it
 _EXPORTS = {
-    "Audit": "recprivacy.experiments.own_audit",
+    "Audit": "recprivacy.experiments.audit.own",
     "Target": "recprivacy.experiments.target",
     "Matrix": "recprivacy.experiments.matrix",
     "Results": "recprivacy.experiments.results",

@@ -166,7 +166,7 @@ def audit(
             return
         if (lists is None) == (target is None):
             raise ConfigError("--interactions: expected exactly one of --lists FILE or --target module:name")
-        from recprivacy.experiments.own_audit import load_target
+        from recprivacy.experiments.audit.files import load_target
         from recprivacy.experiments.target import Target
 
         own = Target.from_lists(lists, user_col, rank_col, item_col) if lists else load_target(target, training=fit)
@@ -189,7 +189,8 @@ def _audit_own(target: Target, base: Config, files: dict[str, Path | None], out:
 
     from recprivacy.data.exposure_table import read_exposure_table
     from recprivacy.data.tables import read_table
-    from recprivacy.experiments.own_audit import Audit, interactions_file, read_users
+    from recprivacy.experiments.audit.files import interactions_file, read_users
+    from recprivacy.experiments.audit.own import Audit
     from recprivacy.io import check_output_folder
     from recprivacy.models.training import use_threads
 

@@ -13,14 +13,8 @@ from recprivacy.data.interactions import Interactions
 from recprivacy.data.preprocess import keep_recent
 from recprivacy.errors import ConfigError
 from recprivacy.experiments import run_study
-from recprivacy.experiments.dipsgnn import (
-    DIPSGNNStudy,
-    MethodRun,
-    held_out_samples,
-    improvement,
-    paper_table2,
-    with_star_ratings,
-)
+from recprivacy.experiments.dipsgnn import DIPSGNNStudy, MethodRun, improvement, paper_table2
+from recprivacy.experiments.dipsgnn.sequences import held_out_samples, with_star_ratings
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {

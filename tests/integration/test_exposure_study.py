@@ -14,7 +14,9 @@ from recprivacy.data.exposure_pairs import ExposurePairs, split_pairs, user_grou
 from recprivacy.defenses.exposure_perturbation import ExposurePerturbation
 from recprivacy.errors import ConfigError
 from recprivacy.experiments import run_study
-from recprivacy.experiments.exposure import ExposureData, ExposureOptions, judge_rows, run_protection
+from recprivacy.experiments.exposure.options import ExposureOptions
+from recprivacy.experiments.exposure.pairs import ExposureData
+from recprivacy.experiments.exposure.protection import judge_rows, run_protection
 from recprivacy.experiments.results import Results
 
 N_ITEMS = 60

@@ -15,7 +15,10 @@ import numpy as np
 import pytest
 
 from recprivacy.config import load_config, validate_options
-from recprivacy.experiments.dipsgnn import DIPSGNNOptions, backbone_params, prepare_sequences, run_method
+from recprivacy.experiments.dipsgnn import DIPSGNNOptions
+from recprivacy.experiments.dipsgnn.collect import run_method
+from recprivacy.experiments.dipsgnn.methods import backbone_params
+from recprivacy.experiments.dipsgnn.sequences import prepare_sequences
 from recprivacy.experiments.runner import new_results
 
 pytestmark = pytest.mark.realdata

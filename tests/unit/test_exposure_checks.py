@@ -1,6 +1,6 @@
 """The slate-size sweep's checks against the paper's trends (Figs. 6-7)."""
 
-from recprivacy.experiments.exposure import sweep_checks
+from recprivacy.experiments.exposure.checks import sweep_checks
 
 
 def test_sweep_checks_find_the_peak_and_compare_the_spread_over_n():

@@ -36,7 +36,7 @@ import numpy as np
 
 from recprivacy.data.exposure_pairs import ExposurePairs
 from recprivacy.data.interactions import Interactions
-from recprivacy.experiments.exposure import judged_recall
+from recprivacy.experiments.exposure.audit import judged_recall
 from recprivacy.experiments.federated import class_metric, judge_class_metric, pooled_predictions
 from recprivacy.metrics.epsilon import (
     OneRunAudit,

@@ -6,7 +6,7 @@
     results = audit.run()
     results.write("runs")          # the same run folder and report as ``recprivacy audit``
 
-The audit runs :func:`recprivacy.experiments.audit.audit_prepared`, the code path of
+The audit runs :func:`recprivacy.experiments.audit.study.audit_prepared`, the code path of
 ``recprivacy audit --model``, on data laid out the same way:
 
 * ``interactions``: every interaction the auditor holds, of members and non-members
@@ -20,15 +20,13 @@ The audit runs :func:`recprivacy.experiments.audit.audit_prepared`, the code pat
   (e.g. ``data.registry.load_exposure("mind")``) or a table ``user_id, slate_id (or time),
   item_id, clicked`` (``data.exposure_table``); the exposure section attacks these slates.
 
-Sections whose inputs are missing (``audit.INPUTS``) are skipped and listed in the risk summary.
+Sections whose inputs are missing (``registry.INPUTS``) are skipped and listed in the risk summary.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from dataclasses import replace
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -38,17 +36,15 @@ import pandas as pd
 from recprivacy.config import load_config
 from recprivacy.data.exposure import ExposureLog
 from recprivacy.data.exposure_table import read_exposure_table
-from recprivacy.data.interactions import Interactions
 from recprivacy.data.served_lists import shown
-from recprivacy.data.tables import read_table
 from recprivacy.errors import ConfigError, DataError, RecPrivacyError
-from recprivacy.experiments.audit import AuditOptions, audit_prepared, plan_sections
+from recprivacy.experiments.audit.inputs import Table, as_interactions, features_by_internal_id, held_rows, internal_users
+from recprivacy.experiments.audit.plan import AuditOptions, plan_sections
+from recprivacy.experiments.audit.study import audit_prepared
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results
 from recprivacy.experiments.target import Target
 from recprivacy.experiments.train import PreparedData, check_cutoffs, check_not_degenerate, describe_target
-
-Table = Interactions | pd.DataFrame
 
 
 class Audit:
@@ -186,152 +182,11 @@ def fit_target(target: Target, data: PreparedData, results: Results) -> Target:
 
 
 def describe_own_target(target: Target, data: PreparedData, results: Results) -> None:
-    """Add the "Data and target" section for a target that is not a built-in model.
-
-    Parameters
-    ----------
-    target:
-        The audited target.
-    data:
-        Prepared audit data.
-    results:
-        Where the section goes.
-    """
+    """Add to ``results`` the "Data and target" section for a ``target`` that is not a built-in
+    model: users, items and interactions in each part of the prepared ``data``."""
     parts = [("all", data.full), ("members' training", data.train), ("validation", data.valid), ("test", data.test),
              ("non-members", data.full.subset_users(data.heldout_users))]  # fmt: skip
     rows = [[name, int((p.user_counts() > 0).sum()), int((p.item_counts() > 0).sum()), len(p)] for name, p in parts]
     table = results.add_table("data_splits", ["part", "users", "items", "interactions"], rows,
                               f"{data.full.name}: {data.full.n_users} users x {data.full.n_items} items")  # fmt: skip
     results.add_section("Data and target", f"Target: {target.description} ({target.kind}).", [table])
-
-
-# ---------------------------------------------------------------------------- input conversion
-
-
-def as_interactions(table: Table, what: str) -> Interactions:
-    """``table`` as ``Interactions`` (a frame needs ``user_id, item_id``; ``timestamp`` and
-    ``rating`` are used when present)."""
-    if isinstance(table, Interactions):
-        return table
-    if not isinstance(table, pd.DataFrame):
-        raise ConfigError(f"{what}: expected Interactions or a pandas DataFrame, got {type(table).__name__}")
-    return Interactions.from_frame(table, rating_col="rating" if "rating" in table.columns else None,
-                                   time_col="timestamp" if "timestamp" in table.columns else None, name=what)  # fmt: skip
-
-
-def internal_users(ids: Sequence[Any], full: Interactions, what: str) -> np.ndarray:
-    """Sorted internal ids of original user ids (``DataError`` naming the first unknown one)."""
-    ids = np.asarray(list(ids))
-    found = pd.Index(full.user_ids).get_indexer(ids) if len(ids) else np.zeros(0, dtype=np.int64)
-    if (found < 0).any():
-        raise DataError(f"user id {shown(ids[int(np.argmin(found))])!r} is not in the interactions", what)
-    return np.unique(found).astype(np.int64)
-
-
-def held_rows(table: Table | None, full: Interactions, what: str) -> np.ndarray:
-    """Boolean mask of the rows of ``full`` whose (user, item) pair is in ``table``."""
-    if table is None:
-        return np.zeros(len(full), dtype=bool)
-    if isinstance(table, Interactions):
-        if (table.n_users, table.n_items) != (full.n_users, full.n_items):
-            raise DataError(f"{table.n_users} users x {table.n_items} items; expected the id spaces of the interactions "
-                            f"({full.n_users} x {full.n_items})", what)  # fmt: skip
-        users, items = table.users, table.items
-    else:
-        users = internal_ids(table, "user_id", full.user_ids, what)
-        items = internal_ids(table, "item_id", full.item_ids, what)
-    return np.isin(full.users * full.n_items + full.items, users * full.n_items + items)
-
-
-def internal_ids(frame: pd.DataFrame, column: str, ids: np.ndarray, what: str) -> np.ndarray:
-    """Internal ids of ``frame[column]`` in the id space ``ids`` (``DataError`` naming the row)."""
-    if column not in frame.columns:
-        raise DataError(f"missing column {column!r}; columns present: {list(frame.columns)}", what)
-    found = pd.Index(ids).get_indexer(frame[column])
-    if (found < 0).any():
-        row = int(np.argmin(found))
-        raise DataError(f"row {row}: {column} {shown(frame[column].iloc[row])!r} is not in the interactions", what)
-    return found.astype(np.int64)
-
-
-def features_by_internal_id(features: pd.DataFrame, full: Interactions) -> pd.DataFrame:
-    """``features`` (indexed by original user id, or with a ``user_id`` column) indexed by
-    internal id; users without a row get missing values."""
-    table = features.set_index("user_id") if "user_id" in features.columns else features
-    return table.reindex(pd.Index(full.user_ids)).reset_index(drop=True)
-
-
-# ---------------------------------------------------------------------------- files (the CLI)
-
-
-def load_target(spec: str, training: bool = False) -> Target:
-    """The target named ``module:attribute`` (the current folder is importable).
-
-    Parameters
-    ----------
-    spec:
-        ``module:attribute`` of a fitted model, a callable ``(histories, k)`` or, with
-        ``training``, a training function ``frame -> model``.
-    training:
-        Whether the attribute is a training function.
-
-    Returns
-    -------
-    Target
-    """
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise ConfigError(f"--target {spec!r}: expected module:attribute, e.g. mymodels:svd")
-    if "" not in sys.path:
-        sys.path.insert(0, "")
-    try:
-        obj = getattr(import_module(module_name), attribute)
-    except ImportError as err:
-        raise ConfigError(f"--target {spec!r}: cannot import module {module_name!r} ({err})") from None
-    except AttributeError:
-        raise ConfigError(f"--target {spec!r}: module {module_name!r} has no attribute {attribute!r}") from None
-    return Target.from_training(obj) if training else Target.from_model(obj)
-
-
-def read_users(path: str | Path, column: str) -> np.ndarray:
-    """The user ids in column ``column`` of a CSV/Parquet file (``--members``).
-
-    Parameters
-    ----------
-    path:
-        The file.
-    column:
-        The user id column.
-
-    Returns
-    -------
-    numpy.ndarray
-    """
-    frame = read_table(path)
-    if column not in frame.columns:
-        raise DataError(f"missing user column {column!r}; columns present: {list(frame.columns)}", path)
-    return frame[column].drop_duplicates().to_numpy()
-
-
-def interactions_file(path: str | Path, user_col: str, item_col: str) -> pd.DataFrame:
-    """``user_id, item_id`` (+ ``timestamp`` / ``rating`` when present) read from ``path``.
-
-    Parameters
-    ----------
-    path:
-        CSV/Parquet file of interactions.
-    user_col, item_col:
-        Column names of the user and item ids.
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
-    frame = read_table(path)
-    for option, col in (("--user-col", user_col), ("--item-col", item_col)):
-        if col not in frame.columns:
-            raise DataError(f"missing column {col!r} ({option}); columns present: {list(frame.columns)}", path)
-    empty = frame[[user_col, item_col]].isna().any(axis=1).to_numpy()
-    if empty.any():
-        raise DataError(f"empty {user_col!r} or {item_col!r} value", path, int(np.argmax(empty)) + 2)
-    return frame.rename(columns={user_col: "user_id", item_col: "item_id"})

@@ -1,0 +1,97 @@
+"""Which sections an audit runs, with which options, fitted to the data.
+
+Users pick sections and set their options under ``study_options`` (:class:`AuditOptions`)::
+
+    study: audit
+    study_options:
+      sections: [utility, membership]     # default: every registered section
+      membership: {n_shadow: 4}
+
+A section's optional ``fit(options, data) -> (options, notes)`` runs after the data are prepared
+and before the target is trained: it fits defaults that depend on the data (a list length ``k``
+the user did not set becomes the largest that fits the catalogue, see :func:`fit_list_length`),
+refuses an explicitly set value that does not fit with a one-line ``ConfigError``, and returns
+notes stating each fitted default, which open the section's text in the report.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ConfigDict, Field
+
+from recprivacy.config import StudyOptions, validate_options
+from recprivacy.errors import ConfigError
+from recprivacy.experiments.audit.registry import AuditSection, OptionsFit, audit_sections
+from recprivacy.experiments.train import PreparedData
+
+#: share of users held out of the target's training when a section needs non-members
+DEFAULT_HOLDOUT = 0.3
+
+
+class AuditOptions(StudyOptions):
+    """``sections``: which sections to run (default all); ``holdout_users``: share of users kept
+    out of the target's training (``None``: ``DEFAULT_HOLDOUT`` when a selected section needs
+    held-out users, such as membership inference's non-members, else 0); every other key is a
+    section name holding that section's options."""
+
+    model_config = ConfigDict(extra="allow")
+
+    sections: list[str] | None = None
+    holdout_users: float | None = Field(None, ge=0.0, lt=1.0)
+
+
+def holdout_fraction(options: AuditOptions, plan: list[tuple[AuditSection, Any]]) -> float:
+    """``options.holdout_users``, or its default for the planned sections."""
+    if options.holdout_users is not None:
+        return options.holdout_users
+    return DEFAULT_HOLDOUT if any(section.heldout_users for section, _ in plan) else 0.0
+
+
+def plan_sections(options: AuditOptions) -> list[tuple[AuditSection, Any]]:
+    """The sections to run with their validated options (ConfigError on unknown names)."""
+    known = {s.name: s for s in audit_sections()}
+    registered = ", ".join(known)
+    for name in (options.sections or []) + list(options.model_extra or {}):
+        if name not in known:
+            where = "study_options.sections" if name in (options.sections or []) else f"study_options.{name}"
+            raise ConfigError(f"{where}: unknown audit section {name!r}; registered sections: {registered}")
+    chosen = [s for s in known.values() if options.sections is None or s.name in options.sections]
+    extra = options.model_extra or {}
+    return [(s, validate_options(s.options, extra.get(s.name) or {}, ("study_options", s.name))) for s in chosen]
+
+
+def fit_list_length(section: str, options: Any, key: str, limit: int, limit_reason: str) -> tuple[Any, list[str]]:
+    """Fit the list length ``options.<key>`` to ``limit`` (the longest list the data allow).
+
+    A default above ``limit`` becomes ``limit`` and a note says so; a value the user set
+    (``study_options.<section>.<key>``) above ``limit``, or a ``limit`` below 1, is a one-line
+    ``ConfigError`` naming the key, the value and ``limit_reason`` (why the limit is what it is).
+    """
+    value = getattr(options, key)
+    if value <= limit:
+        return options, []
+    where = f"study_options.{section}.{key}"
+    if key in options.model_fields_set or limit < 1:
+        raise ConfigError(f"{where}={value} does not fit the data: {limit_reason}; expected {key} <= {limit}")
+    note = f"`{key}` = {limit}, fitted to the data (the default {value} does not fit: {limit_reason})."
+    return options.model_copy(update={key: limit}), [note]
+
+
+def catalogue_fit(section: str, key: str) -> OptionsFit:
+    """An options fit that keeps the list length ``<key>`` within the catalogue."""
+
+    def fit(options: Any, data: PreparedData) -> tuple[Any, list[str]]:
+        n = data.full.n_items
+        return fit_list_length(section, options, key, n, f"the catalogue has {n} items")
+
+    return fit
+
+
+def fit_plan(plan: list[tuple[AuditSection, Any]], data: PreparedData) -> list[tuple[AuditSection, Any, list[str]]]:
+    """Each planned section with its options fitted to ``data`` and the notes that say how."""
+    fitted = []
+    for section, options in plan:
+        options, notes = section.fit(options, data) if section.fit else (options, [])
+        fitted.append((section, options, notes))
+    return fitted
