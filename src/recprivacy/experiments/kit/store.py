@@ -15,7 +15,6 @@ import hashlib
 import io
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,20 +29,13 @@ RECORDS = "records.jsonl"
 ARRAYS = "arrays"
 
 
-@dataclass
-class _Scan:
-    """What ``load`` found: results by key and the byte length of the readable lines."""
-
-    results: dict[str, CellResult]
-    good_bytes: int
-
-
 class RecordStore:
     """Finished cells of one run (module docstring); ``folder=None`` keeps them in memory."""
 
     def __init__(self, folder: str | Path | None = None) -> None:
         self.folder = None if folder is None else Path(folder)
         self._memory: dict[str, CellResult] = {}
+        self._tail_checked = False
 
     @property
     def path(self) -> Path | None:
@@ -52,7 +44,7 @@ class RecordStore:
 
     def load(self) -> dict[str, CellResult]:
         """Every stored cell's result by cell key."""
-        return dict(self._memory) if self.path is None else self._scan().results
+        return dict(self._memory) if self.path is None else self._scan()
 
     def add(self, cell: Cell, result: CellResult) -> None:
         """Store one finished cell (arrays first, then its line)."""
@@ -60,14 +52,24 @@ class RecordStore:
             self._memory[cell.key] = result
             return
         self.folder.mkdir(parents=True, exist_ok=True)
-        good = self._scan().good_bytes if self.path.exists() else 0
+        self._cut_partial_line()
         line = {"cell": dict(cell.setting), "group": cell.group, "measurements": [m.to_json() for m in result.measurements],
                 "arrays": self._save_arrays(cell, result.arrays)}  # fmt: skip
         with open(self.path, "ab") as handle:
-            handle.truncate(good)
             handle.write((json.dumps(line, allow_nan=True) + "\n").encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
+
+    def _cut_partial_line(self) -> None:
+        """Before this store's first append: drop a last line that a crash left without its newline."""
+        if self._tail_checked:
+            return
+        self._tail_checked = True
+        if self.path.exists():
+            data = self.path.read_bytes()
+            if data and not data.endswith(b"\n"):
+                with open(self.path, "r+b") as handle:
+                    handle.truncate(data.rfind(b"\n") + 1)
 
     def _save_arrays(self, cell: Cell, arrays: dict[str, np.ndarray]) -> str | None:
         if not arrays:
@@ -79,9 +81,9 @@ class RecordStore:
         write_bytes_atomic(self.folder / name, buffer.getvalue())
         return name
 
-    def _scan(self) -> _Scan:
+    def _scan(self) -> dict[str, CellResult]:
         if not self.path.exists():
-            return _Scan({}, 0)
+            return {}
         *complete, _tail = self.path.read_bytes().split(b"\n")  # _tail: a line cut short by a crash (or b"")
         results: dict[str, CellResult] = {}
         for number, raw in enumerate(complete, start=1):
@@ -93,8 +95,7 @@ class RecordStore:
                 raise DataError("unreadable line (expected one JSON object per finished cell)", self.path, number) from None
             cell, result = self._parse(obj, number)
             results[cell.key] = result
-        offset = sum(len(raw) + 1 for raw in complete)
-        return _Scan(results, offset)
+        return results
 
     def _parse(self, obj: Any, number: int) -> tuple[Cell, CellResult]:
         where = f"{self.path}:{number}"
