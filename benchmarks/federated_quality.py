@@ -39,7 +39,8 @@ import torch
 from scipy import stats
 
 from recprivacy.config import load_config
-from recprivacy.experiments.federated import METHOD_LABELS, paper_by_attacker, paper_f1, paper_hit20
+from recprivacy.experiments.federated.options import METHOD_LABELS
+from recprivacy.experiments.federated.paper import paper_by_attacker, paper_f1, paper_hit20
 from recprivacy.experiments.runner import run_study
 from recprivacy.io import write_text_atomic
 from recprivacy.metrics.summary import format_mean_sd, mean_sd

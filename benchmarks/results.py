@@ -69,6 +69,14 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in read_text(path).splitlines() if line.strip()]
 
 
+def machine_text(machine: str | dict) -> str:
+    """A record's machine: transcribed records give text, ``benchmarks/record.py`` a dict."""
+    if isinstance(machine, str):
+        return machine
+    load = ", ".join(f"{v:.1f}" for v in machine["loadavg_at_end"])
+    return f"{machine['cpus']}-CPU {machine['platform']}, Python {machine['python']} (load average {load} at the end)"
+
+
 def provenance(records: list[dict], name: str) -> str:
     """Where transcribed records came from: source, date, machine and commit of the first record."""
     r = records[0]
@@ -363,7 +371,8 @@ def federated(records: Path) -> str:
 
 
 def federated_row(summary: dict, method: str, attribute: str, first: dict, name: str) -> list[str]:
-    from recprivacy.experiments.federated import METHOD_LABELS, paper_f1
+    from recprivacy.experiments.federated.options import METHOD_LABELS
+    from recprivacy.experiments.federated.paper import paper_f1
 
     stat = summary["methods"][method]["metrics"][F1.format(attribute=attribute)]
     guess = first[F1.format(attribute=attribute).replace("weighted_f1_mean", "blind_weighted_f1")]
@@ -377,7 +386,8 @@ def federated_row(summary: dict, method: str, attribute: str, first: dict, name:
 
 def federated_table(summary: dict) -> str:
     """Table II layout: DNN F1 per attribute at ζ = 0.1 and Hit@20, ours (mean ± sd) / paper."""
-    from recprivacy.experiments.federated import METHOD_LABELS, paper_f1, paper_hit20
+    from recprivacy.experiments.federated.options import METHOD_LABELS
+    from recprivacy.experiments.federated.paper import paper_f1, paper_hit20
 
     def ours(stat: dict | None) -> str:
         return "—" if stat is None else f"{stat['mean']:.3f} ± {stat['std']:.3f}"
@@ -413,7 +423,7 @@ def matrix(records: Path) -> str:
     table = markdown_table({"columns": ["defence", *record["attacks"], "utility cost"], "rows": rows})
     eps = [[r[0], "—" if r[1] is None else f"{r[1]:.3g}", r[3], f"{max(r[6], r[7]):.2f}", r[-1].split(":")[0]]
            for r in record["epsilon"]["rows"]]  # fmt: skip
-    eps += [[f"{r[0]} (one uploaded scalar)", f"{r[1]:.3g}", r[3], f"{r[5]:.2f}", r[-1].split(":")[0]]
+    eps += [[f"{r[0]} ({r[4]})", f"{r[1]:.3g}", r[3], f"{r[5]:.2f}", r[-1].split(":")[0]]
             for r in record["epsilon_uploads"]["rows"]]  # fmt: skip
     epsilon = markdown_table({"columns": ["defence", "claimed ε", "accountant", "measured lower bound (95%)", "reading"],
                               "rows": eps})  # fmt: skip
@@ -421,11 +431,15 @@ def matrix(records: Path) -> str:
         "## Attack x defence matrix on ml-100k (issue 32)",
         f"Each cell: the stronger of the frozen and adaptive attackers, value [95% CI], its verdict against the blind guess "
         f"on the same metric and k, then the defence's change in that success against the undefended row. Record "
-        f"{link(MATRIX_FILE)}: `{record['source']}`; measured {record['date']} on {record['machine']}, commit "
-        f"{record['commit']}, noise: {record['noise']}; {record['cpu_seconds']:.0f} CPU s, {record['wall']} wall, "
-        f"peak {record['peak_rss_mb']} MB. Reduced training as `configs/matrix/ml-100k.yaml` says (the uploads rows' "
-        "federated model is trained 10 rounds on 300 users: its utility is at random-ranking level, so their utility "
-        "cost says nothing yet).", table, "### Claimed against measured ε", epsilon])
+        f"{link(MATRIX_FILE)}: `{record['source']}`; measured {record['date']} on {machine_text(record['machine'])}, "
+        f"commit {record['commit']}, noise: {record['noise']}; {record['cpu_seconds']:.0f} CPU s, {record['wall']} wall, "
+        f"peak {record['peak_rss_mb']:.0f} MB{'; ' + record['note'] if record.get('note') else ''}. Reduced training as "
+        "`configs/matrix/ml-100k.yaml` says (the uploads rows' federated model is trained 10 rounds on 300 users and "
+        "stays below a popularity list's Recall@10 on the same users, printed in the no-defence row's uploads cell).",
+        table, "### Claimed against measured ε", epsilon, "### Utility cost of the sequential-model defences",
+        markdown_table({"columns": ["defence", "Recall@10 [95% CI]", "undefended SR-GNN", "change [95% CI]"],
+                        "rows": [[r[0], f"{r[1]:.4f} [{r[2]:.4f}, {r[3]:.4f}]", f"{r[4]:.4f}",
+                                  f"{r[5]:+.4f} [{r[6]:+.4f}, {r[7]:+.4f}]"] for r in record["sequential_utility"]["rows"]]})])
 
 
 def matrix_cell(cells: list[dict], defence: str, attack: str) -> str:

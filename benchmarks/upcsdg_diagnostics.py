@@ -38,7 +38,7 @@ from recprivacy.config import load_config, validate_options
 from recprivacy.defenses.upcsdg import UPCSDG, FrozenEmbeddings, PrivacyPreferences, SyntheticRelease
 from recprivacy.experiments.runner import new_results
 from recprivacy.experiments.train import fit_model, prepare_data
-from recprivacy.experiments.upcsdg import SETTINGS, UPCSDGOptions, generator_params
+from recprivacy.experiments.upcsdg.options import SETTINGS, UPCSDGOptions, generator_params
 from recprivacy.io import write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -4,9 +4,13 @@ RECPRIVACY_REQUIRE_DATA=1 (as in CI) a missing dataset fails the test instead of
 from __future__ import annotations
 
 import importlib.util
+import json
+import math
 import os
+import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,3 +73,97 @@ def benchmark_script():
         return module
 
     return load
+
+
+GOLDEN = Path(__file__).parent / "unit" / "golden"
+#: how far a measured float may lie from the recorded one (absolute): the runs are seeded, so
+#: only the last bits of a reordered floating-point sum may move
+FLOAT_TOLERANCE = 1e-12
+#: the parts of a difference's path the message names (below them, list indices and keys)
+LEVELS = ("part", "field", "key")
+
+
+def is_wall_clock(name: str) -> bool:
+    """Whether a table column or a metric measures the machine, not the method: it names
+    seconds (``seconds``, ``fit seconds (median)``, ``DIPSGNN/seconds_per_epoch``,
+    ``round_seconds_median/apm/d=8``) or ends in a duration or rate in seconds (``fit s``,
+    ``train pairs/s``)."""
+    return "seconds" in name or name.endswith((" s", "/s"))
+
+
+def measured_numbers(results: Any) -> dict[str, Any]:
+    """What a run of a study measured, as JSON values (NaN stays a float): seeds, noise,
+    metrics, every table with its caption, section titles and texts, figure names. Wall-clock
+    measures are left out: ``timings``, metrics and table columns that ``is_wall_clock``."""
+    tables = {}
+    for name, table in results.tables.items():
+        keep = [i for i, column in enumerate(table.columns) if not is_wall_clock(column)]
+        tables[name] = {"columns": [table.columns[i] for i in keep], "caption": table.caption,
+                        "rows": [[row[i] for i in keep] for row in table.rows]}  # fmt: skip
+    numbers = {"seeds": results.seeds, "noise": results.noise,
+               "metrics": {k: v for k, v in results.metrics.items() if not is_wall_clock(k)},
+               "tables": tables, "sections": [[s.title, s.text] for s in results.sections], "figures": sorted(results.figures)}  # fmt: skip
+    return json.loads(json.dumps(numbers))  # as the record holds them (tuples become lists)
+
+
+def _where(path: tuple[Any, ...]) -> str:
+    named = [f"{level} {step!r}" for level, step in zip(LEVELS, path)]
+    below = "".join(f"[{step!r}]" for step in path[len(LEVELS):])
+    return ", ".join(named) + (f" at {below}" if below else "")
+
+
+def _same_float(measured: Any, recorded: Any) -> bool:
+    numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (measured, recorded))
+    return numbers and (measured == recorded or abs(measured - recorded) <= FLOAT_TOLERANCE
+                        or (math.isnan(measured) and math.isnan(recorded)))  # fmt: skip
+
+
+def golden_differences(measured: Any, recorded: Any, path: tuple[Any, ...] = ()) -> list[str]:
+    """Every place where the JSON value ``measured`` departs from ``recorded``, as
+    ``"part 'p', field 'f', key 'k' at [i][j]: measured x, recorded y"``: a float must lie
+    within ``FLOAT_TOLERANCE`` of the recorded number (NaN equals NaN); dict keys, list
+    lengths, strings, integers, booleans and nulls must agree exactly."""
+    if isinstance(measured, dict) and isinstance(recorded, dict):
+        if measured.keys() != recorded.keys():
+            return [f"{_where(path)}: measured keys {sorted(measured.keys() - recorded.keys())} are not recorded, "
+                    f"recorded keys {sorted(recorded.keys() - measured.keys())} were not measured"]  # fmt: skip
+        return [d for k in measured for d in golden_differences(measured[k], recorded[k], (*path, k))]
+    if isinstance(measured, list) and isinstance(recorded, list):
+        if len(measured) != len(recorded):
+            return [f"{_where(path)}: measured {len(measured)} entries, recorded {len(recorded)}"]
+        return [d for i, pair in enumerate(zip(measured, recorded)) for d in golden_differences(*pair, (*path, i))]
+    if isinstance(measured, float) or isinstance(recorded, float):
+        same = _same_float(measured, recorded)
+    else:
+        same = type(measured) is type(recorded) and measured == recorded
+    return [] if same else [f"{_where(path)}: measured {measured!r}, recorded {recorded!r}"]
+
+
+@pytest.fixture
+def golden():
+    """``golden(name, {"part": results, ...})`` asserts that every part measures the numbers
+    recorded in ``tests/unit/golden/<name>.json`` (``measured_numbers``, compared by
+    ``golden_differences``: floats to 1e-12, the rest exactly). With
+    ``RECPRIVACY_RECORD_GOLDEN=1`` it records them instead, with the commit they were measured
+    at, and the test is skipped (a recording proves nothing)."""
+
+    def check(name: str, runs: dict[str, Any]) -> None:
+        path = GOLDEN / f"{name}.json"
+        measured = {part: measured_numbers(results) for part, results in runs.items()}
+        if os.environ.get("RECPRIVACY_RECORD_GOLDEN") == "1":
+            commit = subprocess.run(["git", "log", "-1", "--format=%h %s"], capture_output=True, text=True,
+                                    cwd=GOLDEN, check=True).stdout.strip()  # fmt: skip
+            staged = path.with_suffix(".json.tmp")
+            staged.write_text(json.dumps({"recorded_at": commit, "runs": measured}, indent=1) + "\n")
+            staged.replace(path)
+            pytest.skip(f"recorded {path.name} at {commit}")
+        differ = golden_differences(measured, json.loads(path.read_text())["runs"])
+        assert not differ, f"{path.name}: {len(differ)} differences, the first five: " + "; ".join(differ[:5])
+
+    return check
+
+
+@pytest.fixture
+def golden_comparison():
+    """The comparison the ``golden`` fixture applies (``golden_differences``), for its own test."""
+    return golden_differences

@@ -46,11 +46,15 @@ def test_dp_rows_carry_claimed_and_measured_epsilon(results):
     assert dpmf[1] == 1.0 and dpmf[3].startswith("objective perturbation") and dpmf[4]
     assert dpmf[6] >= 0 and dpmf[7] >= 0 and dpmf[-1].split(":")[0] in ("consistent", "BROKEN GUARANTEE")
     uploads = results.tables["matrix-epsilon-uploads"].rows
-    assert [r[0] for r in uploads] == ["apm", "ldp", "gaussian", "fixrec_max", "fixrec_min", "fgerai (feature LDP)"]
-    *uploads, feature_ldp = uploads  # k-RR at eps_x = 1: testable, and consistent
-    assert feature_ldp[1] == 1.0 and 0 < feature_ldp[5] <= 1.0 and feature_ldp[-1].startswith("consistent")
-    # per-scalar claims of 30 and more cannot be tested with a few thousand uploads: said so, not passed
-    assert all(r[1] >= 30 and r[-1].startswith("untestable at this sample size") for r in uploads)
+    assert [r[0] for r in uploads] == ["apm", "ldp", "gaussian", "fixrec_max", "fixrec_min", "fgerai (feature LDP)",
+                                       "fgerai (functional mechanism)", "fdpmf (objective perturbation)"]
+    *uploads, feature_ldp, functional, fdpmf = uploads
+    # k-RR at eps_x = 1 and the functional mechanism's eps_f = 1 per label: testable, and consistent
+    for row in (feature_ldp, functional):
+        assert row[1] == 1.0 and 0 < row[5] <= 1.0 and row[-1].startswith("consistent")
+    # per-scalar claims of 30 and more (F-DPMF's 40 per label) cannot be tested with a few thousand
+    # uploads: said so, not passed
+    assert all(r[1] >= 30 and r[-1].startswith("untestable at this sample size") for r in [*uploads, fdpmf])
 
 
 def test_sequential_defences_carry_a_claim_a_measured_bound_and_a_verdict(results):
@@ -62,6 +66,11 @@ def test_sequential_defences_carry_a_claim_a_measured_bound_and_a_verdict(result
         assert reading.split(":")[0] in ("consistent", "BROKEN GUARANTEE", "untestable at this sample size"), reading
         assert ("outside the edge-level unit" in reading) == (name != "DP-SGD (SR-GNN)")
     assert "training sample" in rows[1][4] and "edge" in rows[0][4]
+    utility = results.tables["matrix-sequential-utility"].rows  # every sequential defence has a utility cost
+    assert [r[0] for r in utility] == ["DIPSGNN (SR-GNN)", "DP-SGD (SR-GNN)", "EdgeRand (SR-GNN)"]
+    for _, value, low, high, base, change, c_low, c_high in utility:
+        assert 0 <= low <= value <= high <= 1 and 0 <= base <= 1 and c_low <= change <= c_high
+        assert change == pytest.approx(value - base)
 
 
 def _cells(results, defence: str, attack: str) -> dict[str, list]:

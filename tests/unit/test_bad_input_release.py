@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import recprivacy.experiments.upcsdg as upcsdg
+import recprivacy.experiments.upcsdg.release as upcsdg_release
 from recprivacy.cli import app
 from recprivacy.data.synthetic import make_synthetic
 from recprivacy.defenses.upcsdg.release import lightgcn_text
@@ -65,7 +65,7 @@ def test_bad_output_or_preferences_is_refused_before_any_work(tmp_path, monkeypa
     setup(tmp_path)
     before = _tree(tmp_path)
     loaded: list[object] = []
-    monkeypatch.setattr(upcsdg, "prepare_data", lambda *a, **kw: loaded.append(a))
+    monkeypatch.setattr(upcsdg_release, "prepare_data", lambda *a, **kw: loaded.append(a))
     result = runner.invoke(app, ["synthesize", *(a.format(tmp=tmp_path) for a in args)])
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()

@@ -76,7 +76,7 @@ def test_fixrec_pair_uses_only_the_seeds_both_budgets_ran(fq) -> None:
 
 
 def test_table_iv_paper_numbers_are_fedrec_only() -> None:
-    from recprivacy.experiments.federated import paper_by_attacker, paper_f1
+    from recprivacy.experiments.federated.paper import paper_by_attacker, paper_f1
 
     assert paper_by_attacker("ml-100k", "fedrec", "none", "gender")["tree"] == 0.601
     assert paper_by_attacker("ml-100k", "fedlightgcn", "none", "gender") == {}
@@ -101,7 +101,7 @@ def test_dims_sweep_is_detected_and_printed(fq, capsys) -> None:
 
 
 def test_table_v_paper_numbers_by_zeta() -> None:
-    from recprivacy.experiments.federated import paper_by_attacker
+    from recprivacy.experiments.federated.paper import paper_by_attacker
 
     assert paper_by_attacker("ml-100k", "fedrec", "apm", "age", 0.3)["svc"] == 0.382
     assert paper_by_attacker("ml-100k", "fedrec", "apm", "gender", 0.1)["knn"] == 0.613  # Table IV's row

@@ -8,10 +8,10 @@ import pytest
 
 from recprivacy.errors import DataError
 from recprivacy.experiments.dipsgnn import paper_table2
-from recprivacy.experiments.federated import paper_by_attacker, paper_f1, paper_hit20
+from recprivacy.experiments.federated.paper import paper_by_attacker, paper_f1, paper_hit20
 from recprivacy.experiments.membership import paper as membership_paper
 from recprivacy.experiments.reference import load_reference, reference
-from recprivacy.experiments.upcsdg import paper_cells
+from recprivacy.experiments.upcsdg.paper import paper_cells
 
 # (paper, table, row, column, value as printed in the paper)
 HAND_CHECKED = [

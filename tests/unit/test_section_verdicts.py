@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from recprivacy.experiments.audit import SectionWriter
-from recprivacy.experiments.federated import class_metric, judge_classes
+from recprivacy.experiments.federated.classes import class_metric, judge_classes
 from recprivacy.experiments.results import Results
 from recprivacy.metrics.intervals import paired_difference_interval, weighted_mean
 

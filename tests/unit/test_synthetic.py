@@ -9,6 +9,7 @@ from sklearn.metrics import roc_auc_score
 
 from recprivacy.data.interactions import Interactions
 from recprivacy.data.preprocess import preprocess
+from recprivacy.data import synthetic
 from recprivacy.data.split import random_split
 from recprivacy.data.synthetic import (
     AGE_CODES,
@@ -23,9 +24,11 @@ from recprivacy.errors import ConfigError, DataError
 SMALL = dict(n_users=60, n_items=300, n_interactions=2400, seed=1)
 
 
-@pytest.fixture(scope="module")
-def default() -> Interactions:
-    return make_synthetic()
+@pytest.fixture(scope="module", params=["auto", "candidates"])
+def default(request) -> Interactions:
+    """The default data, drawn exactly (``auto`` at this size) and from candidates (issue 33):
+    every documented property must hold for both."""
+    return make_synthetic(sampler=request.param)
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +73,25 @@ def test_provenance_records_every_parameter(default):
     assert step["step"] == "synthetic"
     assert step["n_interactions"] == 100_000 and step["seed"] == 0 and step["popularity_exponent"] == 1.0
     assert {"demographic_strength", "drift", "n_phases", "order_noise", "mean_gap", "rating_noise"} <= set(step)
+    assert step["sampler"] in ("exact", "candidates")
+
+
+def test_auto_sampler_is_exact_on_small_worlds_only(monkeypatch):
+    assert make_synthetic(**SMALL).provenance[0]["sampler"] == "exact"
+    monkeypatch.setattr(synthetic, "EXACT_CELLS", 60 * 300 - 1)
+    assert make_synthetic(**SMALL).provenance[0]["sampler"] == "candidates"
+    with pytest.raises(ConfigError, match="sampler"):
+        make_synthetic(**SMALL, sampler="gibbs")
+
+
+def test_candidate_draws_follow_the_exact_item_distribution():
+    """Same world, same counts: per-item interaction counts of the two samplers agree closely
+    (sampling-importance-resampling tends to the exact draw)."""
+    shape = dict(n_users=400, n_items=500, n_interactions=24_000, seed=4)
+    exact = make_synthetic(**shape, sampler="exact").item_counts()
+    drawn = make_synthetic(**shape, sampler="candidates").item_counts()
+    assert np.corrcoef(exact, drawn)[0, 1] > 0.95
+    assert np.abs(exact - drawn).sum() / exact.sum() < 0.25
 
 
 def test_deterministic_from_seed(small):

@@ -20,7 +20,17 @@ Factor entries have variance ``d^(-1/2)``, so ``u.v`` has roughly unit variance.
   the counts are heavy tailed, at least ``k_min`` (20 by default, the membership attack's
   filter) and sum exactly to ``n_interactions``;
 - items are drawn from ``softmax(a_ui + log pi_i)`` *without replacement* via the Gumbel-top-k
-  trick (the top ``k_u`` of ``logit + Gumbel noise`` is an ordered sample without replacement);
+  trick (the top ``k_u`` of ``logit + Gumbel noise`` is an ordered sample without replacement).
+  Exactly (``sampler="exact"``: every user against every item, cost users x items) or from
+  candidates (``sampler="candidates"``, issue 33: cost and memory linear in the interactions,
+  never users x items): each user draws ``CANDIDATE_DRAWS`` x (items to choose) + 16 candidates
+  i.i.d. from the proposal ``q = (1 - UNIFORM_SHARE) pi + UNIFORM_SHARE / n_items`` (inverse
+  CDF), and the Gumbel-top-k runs on the distinct candidates with the importance-corrected
+  logit ``a_ui + log pi_i - log q_i + log n_ui`` (``n_ui`` = times drawn): sampling-importance-
+  resampling without replacement, which tends to the exact draw as the draws grow. A user
+  left with fewer distinct candidates than items to choose is drawn exactly. ``"auto"`` (the
+  default) is exact up to ``EXACT_CELLS`` users x items (the default 943 x 1,682 data, whose
+  measured properties below are those of the exact draw) and candidates above;
 - interest drifts: a user's items are drawn in ``n_phases`` consecutive phases while the taste
   vector moves from ``u - drift d^(1/4) w_u`` to ``u + drift d^(1/4) w_u`` along a private unit
   direction ``w_u`` (each phase excludes the items already taken), and within a phase items
@@ -69,6 +79,10 @@ START_TIME = 874_724_710  # first timestamp of MovieLens-100K (1997-09-20)
 START_SPAN = 215 * 86_400  # users join over about seven months, like MovieLens-100K
 GENRE_THRESHOLD = 1.5  # standardised genre score above which an item gets a secondary genre
 _BATCH_CELLS = 2_000_000  # users x items cells per vectorised batch
+EXACT_CELLS = 20_000_000  # users x items up to which sampler="auto" draws exactly
+CANDIDATE_DRAWS = 8  # candidate draws per item to choose (sampler="candidates")
+UNIFORM_SHARE = 0.1  # share of the uniform distribution in the candidate proposal
+SAMPLERS = ("auto", "exact", "candidates")
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,6 +126,14 @@ class SyntheticWorld:
         """Choice logits ``a_ui + log pi_i`` (users x items)."""
         pop = self.item_log_popularity if items is None else self.item_log_popularity[items]
         return self.affinity(users, items, shift) + pop
+
+    def pair_logits(self, users: np.ndarray, items: np.ndarray, shift: float = 0.0) -> np.ndarray:
+        """Choice logits of aligned ``(users[n], items[n])`` pairs, without forming users x items."""
+        u = self.user_factors[users]
+        if shift:
+            u = u + shift * u.shape[1] ** 0.25 * self.user_drift[users]
+        v = self.item_factors[items]
+        return self.affinity_scale * np.einsum("ij,ij->i", u, v) + self.item_log_popularity[items]
 
     def take(self, users: np.ndarray, items: np.ndarray) -> "SyntheticWorld":
         """The world restricted to (and re-ordered by) the given user and item rows."""
@@ -210,6 +232,7 @@ def make_synthetic(
     order_noise: float = 1.0,
     mean_gap: float = 6 * 3600.0,
     rating_noise: float = 0.7,
+    sampler: str = "auto",
     name: str = "synthetic",
 ) -> Interactions:
     """The embedded ``synthetic`` dataset (MovieLens-100K sized by default).
@@ -232,6 +255,8 @@ def make_synthetic(
         Mean gap in seconds between a user's consecutive interactions.
     rating_noise:
         Standard deviation of the noise added to the standardised affinity before rating.
+    sampler:
+        ``"auto"``, ``"exact"`` or ``"candidates"``: how items are drawn (module docstring).
 
     Returns
     -------
@@ -241,6 +266,8 @@ def make_synthetic(
     with every parameter.
     """
     cap = int(max_user_fraction * n_items)
+    if sampler not in SAMPLERS:
+        raise ConfigError(f"sampler: expected one of {SAMPLERS}, got {sampler!r}")
     if not 1 <= n_phases <= min_user_interactions:
         raise ConfigError(f"n_phases={n_phases} must lie in [1, min_user_interactions={min_user_interactions}]")
     if not 0 < min_user_interactions <= cap:
@@ -255,7 +282,9 @@ def make_synthetic(
     world = make_world(n_users, n_items, n_factors, popularity_exponent, demographic_strength, affinity_scale, seed)
     streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(6)[1:]]
     counts = _user_counts(streams[0], n_users, n_interactions, min_user_interactions, cap, count_sigma)
-    users, items, phases = _choose_items(streams[1], world, counts, drift, n_phases)
+    exact = sampler == "exact" or (sampler == "auto" and n_users * n_items <= EXACT_CELLS)
+    choose = _choose_items if exact else _choose_candidates
+    users, items, phases = choose(streams[1], world, counts, drift, n_phases)
     users, items = _order_in_time(streams[2], world, users, items, phases, order_noise)
     timestamps = _timestamps(streams[3], users, n_users, mean_gap)
     ratings = _ratings(streams[4], world, users, items, rating_noise)
@@ -263,6 +292,7 @@ def make_synthetic(
         world.params, n_interactions=n_interactions, min_user_interactions=min_user_interactions,
         max_user_fraction=max_user_fraction, count_sigma=count_sigma, drift=drift, n_phases=n_phases,
         order_noise=order_noise, mean_gap=mean_gap, rating_noise=rating_noise,
+        sampler="exact" if exact else "candidates",
     )  # fmt: skip
     return Interactions(
         users=users,
@@ -314,22 +344,78 @@ def _choose_items(
     """Gumbel-top-k in phases: in phase ``p`` the user sits at ``shift = drift * t_p`` along
     their drift direction (``t_p`` evenly spaced in [-1, 1]) and takes their share of ``k_u``
     new items, without replacement, from ``softmax(logits)``. Returns users, items, phases."""
-    shifts = drift * np.linspace(-1.0, 1.0, n_phases) if n_phases > 1 else np.zeros(1)
     out: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     batch = max(1, _BATCH_CELLS // world.n_items)
     for lo in range(0, world.n_users, batch):
         rows = np.arange(lo, min(lo + batch, world.n_users))
         taken = np.zeros((len(rows), world.n_items), dtype=bool)
-        for phase, shift in enumerate(shifts):
-            k = counts[rows] // n_phases + (phase < counts[rows] % n_phases)
-            perturbed = world.logits(rows, shift=shift) + rng.gumbel(size=taken.shape)
-            perturbed[taken] = -np.inf
-            top = np.argpartition(-perturbed, k.max() - 1, axis=1)[:, : k.max()]
-            top = np.take_along_axis(top, np.argsort(-np.take_along_axis(perturbed, top, 1), axis=1), 1)
-            keep = np.arange(top.shape[1]) < k[:, None]
-            r, c = np.nonzero(keep)
-            taken[r, top[r, c]] = True
-            out.append((rows[r], top[r, c], np.full(len(r), phase)))
+        for phase, shift in enumerate(_shifts(drift, n_phases)):
+            r, chosen = _top_exact(rng, world, rows, _phase_counts(counts[rows], phase, n_phases), shift, taken)
+            out.append((rows[r], chosen, np.full(len(r), phase)))
+    users, items, phases = (np.concatenate(x) for x in zip(*out))
+    return users, items, phases
+
+
+def _shifts(drift: float, n_phases: int) -> np.ndarray:
+    """Position along the drift direction in each phase: ``drift * t_p``, ``t_p`` evenly in [-1, 1]."""
+    return drift * np.linspace(-1.0, 1.0, n_phases) if n_phases > 1 else np.zeros(1)
+
+
+def _phase_counts(counts: np.ndarray, phase: int, n_phases: int) -> np.ndarray:
+    """Items each user takes in ``phase`` (the remainder goes to the first phases)."""
+    return counts // n_phases + (phase < counts % n_phases)
+
+
+def _top_exact(rng: np.random.Generator, world: SyntheticWorld, rows: np.ndarray, k: np.ndarray, shift: float,
+               taken: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Gumbel-top-``k[r]`` of every item not ``taken[r]`` for the users ``rows``; marks the
+    chosen items taken and returns ``(row index, item)`` of each, in order of choice."""
+    perturbed = world.logits(rows, shift=shift) + rng.gumbel(size=taken.shape)
+    perturbed[taken] = -np.inf
+    top = np.argpartition(-perturbed, k.max() - 1, axis=1)[:, : k.max()]
+    top = np.take_along_axis(top, np.argsort(-np.take_along_axis(perturbed, top, 1), axis=1), 1)
+    r, c = np.nonzero(np.arange(top.shape[1]) < k[:, None])
+    taken[r, top[r, c]] = True
+    return r, top[r, c]
+
+
+def _choose_candidates(
+    rng: np.random.Generator, world: SyntheticWorld, counts: np.ndarray, drift: float, n_phases: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_choose_items`` on candidates drawn from the proposal ``q`` (module docstring): memory
+    and time linear in the candidates, ``CANDIDATE_DRAWS`` x the interactions."""
+    n_items = world.n_items
+    q = (1 - UNIFORM_SHARE) * np.exp(world.item_log_popularity) + UNIFORM_SHARE / n_items
+    cdf, log_q = np.cumsum(q / q.sum()), np.log(q / q.sum())
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    batch = max(1, _BATCH_CELLS // (CANDIDATE_DRAWS * max(int(counts.mean()), 1) + 16))
+    for lo in range(0, world.n_users, batch):
+        rows = np.arange(lo, min(lo + batch, world.n_users))
+        taken = np.zeros(0, dtype=np.int64)
+        for phase, shift in enumerate(_shifts(drift, n_phases)):
+            k = _phase_counts(counts[rows], phase, n_phases)
+            draws = np.repeat(np.arange(len(rows)), CANDIDATE_DRAWS * k + 16)
+            items = np.minimum(np.searchsorted(cdf, rng.random(len(draws)), side="right"), n_items - 1)
+            keys, times = np.unique(draws * n_items + items, return_counts=True)
+            fresh = ~np.isin(keys, taken)
+            keys, times = keys[fresh], times[fresh]
+            r, i = keys // n_items, keys % n_items
+            logit = world.pair_logits(rows[r], i, shift) - log_q[i] + np.log(times)
+            order = np.lexsort((-(logit + rng.gumbel(size=len(logit))), r))
+            rank = np.arange(len(order)) - np.searchsorted(r[order], r[order])
+            short = np.flatnonzero(np.bincount(r, minlength=len(rows)) < k)
+            pick = order[(rank < k[r[order]]) & ~np.isin(r[order], short)]
+            r_all, i_all = [r[pick]], [i[pick]]
+            if len(short):
+                mask = np.zeros((len(short), n_items), dtype=bool)
+                mine = taken[np.isin(taken // n_items, short)]
+                mask[np.searchsorted(short, mine // n_items), mine % n_items] = True
+                rs, chosen = _top_exact(rng, world, rows[short], k[short], shift, mask)
+                r_all.append(short[rs])
+                i_all.append(chosen)
+            r_new, i_new = np.concatenate(r_all), np.concatenate(i_all)
+            taken = np.union1d(taken, r_new * n_items + i_new)
+            out.append((rows[r_new], i_new, np.full(len(r_new), phase)))
     users, items, phases = (np.concatenate(x) for x in zip(*out))
     return users, items, phases
 
@@ -344,11 +430,20 @@ def _order_in_time(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sort rows by user, phase, then ``sqrt(d) v_i . w_u / |v_i| + noise`` (the cosine along
     the drift direction, scaled to unit variance): interest moves slowly within a phase too."""
-    v = world.item_factors[items]
-    cosine = np.einsum("ij,ij->i", v, world.user_drift[users]) / np.linalg.norm(v, axis=1)
+    v = world.item_factors
+    cosine = _pair_dots(v, items, world.user_drift, users) / np.linalg.norm(v, axis=1)[items]
     key = np.sqrt(v.shape[1]) * cosine + noise * rng.normal(size=len(items))
     idx = np.lexsort((key, phases, users))
     return users[idx], items[idx]
+
+
+def _pair_dots(a: np.ndarray, a_rows: np.ndarray, b: np.ndarray, b_rows: np.ndarray, chunk: int = 1 << 20) -> np.ndarray:
+    """``a[a_rows[n]] . b[b_rows[n]]`` for every ``n``, gathered ``chunk`` rows at a time (the
+    gathered factors of 20M interactions would take 2.6 GB per side)."""
+    out = np.empty(len(a_rows))
+    for lo in range(0, len(a_rows), chunk):
+        out[lo : lo + chunk] = np.einsum("ij,ij->i", a[a_rows[lo : lo + chunk]], b[b_rows[lo : lo + chunk]])
+    return out
 
 
 def _timestamps(rng: np.random.Generator, users: np.ndarray, n_users: int, mean_gap: float) -> np.ndarray:
@@ -366,7 +461,7 @@ def _ratings(
 ) -> np.ndarray:
     """Integer ratings: standardised affinity + per-user bias + noise, cut at the quantiles
     that give MovieLens-100K's shares of 1..5 stars."""
-    aff = world.affinity_scale * np.einsum("ij,ij->i", world.user_factors[users], world.item_factors[items])
+    aff = world.affinity_scale * _pair_dots(world.user_factors, users, world.item_factors, items)
     bias = rng.normal(0.0, 0.5, world.n_users)
     score = (aff - aff.mean()) / aff.std() + bias[users] + noise * rng.normal(size=len(aff))
     cuts = np.quantile(score, np.cumsum(RATING_SHARES)[:-1])

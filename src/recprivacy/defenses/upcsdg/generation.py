@@ -28,7 +28,9 @@ choice of the project takes its own seed.
 (decision 8): each user's selected items are processed in ascending attention order, and each
 takes its best-scored candidate that is neither one of the user's items nor already given to
 the user. The loop runs over *rank positions* with all users of a block at once, so its length
-is the largest number of replacements of one user, never the number of users.
+is the largest number of replacements of one user, never the number of users; the scores of a
+block's pairs are computed once, before the loop. With candidate pools (``candidates.py``,
+issue 33) the same loop runs over the columns of each user's pool instead of the catalogue.
 
 The similarity cap is hard (issue 29): both assignments take a ``blocked`` mask of candidates
 that may never be chosen (``UPCSDG`` blocks every candidate with ``f_sim > γ_u``) and apply it
@@ -46,6 +48,7 @@ import scipy.sparse as sp
 import torch
 from torch import nn
 
+from recprivacy.defenses.upcsdg.candidates import CandidatePools
 from recprivacy.metrics.ranking import mask_items
 
 
@@ -94,10 +97,11 @@ def zero_original(scores: torch.Tensor, originals: torch.Tensor) -> torch.Tensor
 
 
 PairScores = Callable[[torch.Tensor], torch.Tensor]
-"""Maps indices of selected pairs ``[R]`` to candidate scores ``[R, n_items]`` (higher = better)."""
+"""Maps indices of selected pairs ``[R]`` to candidate scores ``[R, n_items]`` (or ``[R, C]``
+over each pair's user's pool; higher = better)."""
 
 PairMask = Callable[[torch.Tensor], torch.Tensor]
-"""Maps indices of selected pairs ``[R]`` to a boolean ``[R, n_items]``: True = never choose."""
+"""Maps indices of selected pairs ``[R]`` to a boolean ``[R, n_items]`` (or ``[R, C]``): True = never choose."""
 
 NO_CANDIDATE = -1
 """Replacement of a pair with no candidate left (every item blocked, owned or already given)."""
@@ -109,32 +113,51 @@ def _pick(scores: torch.Tensor) -> torch.Tensor:
     return choice.masked_fill(torch.isneginf(scores.gather(1, choice[:, None])).squeeze(1), NO_CANDIDATE)
 
 
+def _blocks(starts: np.ndarray, ends: np.ndarray, max_pairs: int) -> list[slice]:
+    """Consecutive runs of users (``starts``/``ends`` of their pairs) holding at most
+    ``max_pairs`` pairs each (a user with more forms a block of its own)."""
+    blocks, lo = [], 0
+    while lo < len(starts):
+        hi = max(int(np.searchsorted(ends, starts[lo] + max_pairs, side="right")), lo + 1)
+        blocks.append(slice(lo, hi))
+        lo = hi
+    return blocks
+
+
 def assign_replacements(
     pair_users: np.ndarray, train_csr: sp.csr_matrix, pair_scores: PairScores, blocked: PairMask | None = None,
-    block_users: int = 1024,
+    pools: CandidatePools | None = None, max_cells: int = 1 << 24,
 ) -> np.ndarray:
     """Replacement item of every selected pair, without duplicates within a user.
 
     ``pair_users [R]`` lists the user of each selected pair, grouped by user and, within a user,
-    in the order replacements are chosen (ascending attention). ``blocked`` candidates are
-    masked before the pick. Returns item ids ``[R]``, ``NO_CANDIDATE`` where none is left.
+    in the order replacements are chosen (ascending attention). ``pair_scores`` and ``blocked``
+    are called once per block of users with the block's pair indices (a contiguous range);
+    ``blocked`` candidates are masked before the pick. Candidates are the catalogue's items
+    (columns = item ids; the user's training items are excluded), or with ``pools`` the
+    columns of each user's pool (``candidates.CandidatePools``; its padding is excluded).
+    Blocks hold at most ``max_cells`` scores. Returns item ids ``[R]``, ``NO_CANDIDATE`` where
+    none is left.
     """
     pair_users = np.asarray(pair_users, dtype=np.int64)
     out = np.empty(len(pair_users), dtype=np.int64)
     starts = np.flatnonzero(np.r_[True, pair_users[1:] != pair_users[:-1]]) if len(pair_users) else np.zeros(0, int)
     ends = np.r_[starts[1:], len(pair_users)].astype(np.int64)
-    for lo in range(0, len(starts), block_users):
-        first, stop = starts[lo : lo + block_users], ends[lo : lo + block_users]
-        users = pair_users[first]
-        taken = torch.from_numpy(train_csr[users].toarray() != 0)
+    width = train_csr.shape[1] if pools is None else pools.size
+    for block in _blocks(starts, ends, max(max_cells // max(width, 1), 1)):
+        first, stop = starts[block], ends[block]
+        users, base = pair_users[first], int(first[0])
+        taken = torch.from_numpy(train_csr[users].toarray() != 0) if pools is None else ~pools.available(users)
+        index = torch.arange(base, int(stop[-1]))
+        scores = pair_scores(index) if blocked is None else pair_scores(index).masked_fill_(blocked(index), -torch.inf)
         for rank in range(int((stop - first).max())):
             rows = np.flatnonzero(first + rank < stop)
             pairs = first[rows] + rank
-            index = torch.from_numpy(pairs)
-            barred = taken[rows] if blocked is None else taken[rows] | blocked(index)
-            choice = _pick(pair_scores(index).masked_fill(barred, -torch.inf))
+            choice = _pick(scores[torch.from_numpy(pairs - base)].masked_fill(taken[rows], -torch.inf))
             found = choice != NO_CANDIDATE
             taken[torch.from_numpy(rows)[found], choice[found]] = True
+            if pools is not None:
+                choice[found] = pools.items[torch.from_numpy(users[rows])[found], choice[found]]
             out[pairs] = choice.numpy()
     return out
 

@@ -45,6 +45,19 @@ Ablations of the paper's Table 3 (decision 16) are options:
 
 Only the modules a variant uses are trained.
 
+Decision (issue 33, cost linear in the data): ``pool_size=C`` replaces the softmax over the
+catalogue by one over ``C`` items. Training draws, per step, ``C`` items uniformly without
+replacement (from the training seed) and takes the straight-through Gumbel sample over them
+(a sampled softmax; with a uniform proposal the log-proposal correction is a constant, so
+Gumbel-max over the sample draws from the softmax restricted to it); a pair whose sampled
+items are all the user's own is left out of that step's loss. Export takes each user's
+argmax over a candidate pool (``candidates.py``: the most frequent nearest neighbours of the
+user's items plus uniform draws from the release's noise source) with the same hard cap and
+no duplicates. The default ``"auto"`` uses ``C = AUTO_POOL`` (512) when the catalogue holds
+more than 1,024 items and the variant is the generator with the unconsumed mask; otherwise,
+and with ``pool_size=None``, every item is scored as in the paper (the reproduction configs
+set ``pool_size: null``). A ``C`` at least the catalogue's size is the full softmax.
+
 Decision (training budget): Adam lr 1e-2 for 30 epochs, where the paper searched lr in
 {1e-1, …, 1e-5} and the released code ran lr 1e-3 for up to 1000 epochs. On ml-100k (seed 0),
 lr 1e-2 reached in 30 epochs a lower training loss than 1e-3 in 100, and BPR-MF trained on the
@@ -63,6 +76,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from recprivacy.data.interactions import Interactions
+from recprivacy.defenses.upcsdg.candidates import CandidatePools, grouped_product
 from recprivacy.defenses.upcsdg.embeddings import FrozenEmbeddings
 from recprivacy.defenses.upcsdg.generation import (
     NO_CANDIDATE,
@@ -88,7 +102,8 @@ SELECTIONS = ("attention", "random")
 REPLACEMENTS = ("generator", "random", "fixed")
 EXPORT_SAMPLING = ("argmax", "gumbel")
 CANDIDATES = ("unconsumed", "authors")
-
+AUTO_POOL = 512
+"""Pool size of ``pool_size="auto"`` on a catalogue of more than ``2 * AUTO_POOL`` items."""
 
 
 def similarity_hinge(similarity: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
@@ -105,6 +120,18 @@ def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise ConfigError(f"UPCSDG.{name}: expected one of {allowed}, got {value!r}")
     return value
+
+
+def _pool_size(value: Any, candidates: str, replacement: str) -> int | str | None:
+    """``pool_size`` checked: ``"auto"``, None, or a positive integer with the generator and
+    the unconsumed mask (the ablations and the authors' mask score every item)."""
+    if value is None or value == "auto":
+        return value
+    _positive("pool_size", value, integer=True)
+    if candidates != "unconsumed" or replacement != "generator":
+        raise ConfigError(f"UPCSDG.pool_size: a pool needs replacement='generator' and candidates='unconsumed', "
+                          f"got {replacement!r} and {candidates!r}; use pool_size=None or 'auto'")
+    return int(value)
 
 
 def _positive(name: str, value: Any, integer: bool = False, zero: bool = False) -> Any:
@@ -139,6 +166,9 @@ class UPCSDG(NoiseMixin):
         replacement; the similarity the ``"fixed"`` ablation aims at (0.9).
     export_sampling:
         ``"argmax"`` (deterministic, default) or ``"gumbel"`` (a sample drawn from ``noise``).
+    pool_size:
+        ``"auto"`` (default), ``None`` (every item, the paper) or the number of candidate items
+        per training step and per user at export (see "Decision (issue 33)" above).
     candidates:
         ``"unconsumed"`` (default, decision 8: every item of ``I_u`` is excluded and no user gets
         the same replacement twice) or ``"authors"`` (compatibility: the released code's mask,
@@ -183,6 +213,7 @@ class UPCSDG(NoiseMixin):
         fixed_similarity: float = 0.9,
         export_sampling: str = "argmax",
         candidates: str = "unconsumed",
+        pool_size: int | str | None = "auto",
         min_replace: int = 0,
         seed: int = 0,
         noise: str = "secure",
@@ -206,6 +237,7 @@ class UPCSDG(NoiseMixin):
         self.fixed_similarity = fixed_similarity
         self.export_sampling = _choice("export_sampling", export_sampling, EXPORT_SAMPLING)
         self.candidates = _choice("candidates", candidates, CANDIDATES)
+        self.pool_size = _pool_size(pool_size, self.candidates, self.replacement)
         self.min_replace = _positive("min_replace", min_replace, integer=True, zero=True)
         self.seed = seed
         self.noise = check_mode(noise, "UPCSDG.noise")
@@ -222,6 +254,7 @@ class UPCSDG(NoiseMixin):
         self.counts_ = self._counts()
         self.similarity_ = ItemSimilarity(embeddings.items, self.sim_mode)
         self.gamma_ = torch.tensor(preferences.gamma, dtype=torch.float32)
+        self.pool_ = self._pool_width(train.n_items)
         torch.manual_seed(self.seed)
         dim = embeddings.dim
         self.selector_ = (SelectionModule(dim, self.hidden, self.beta, self.mean_pool, self.transform, self.dropout)
@@ -235,12 +268,13 @@ class UPCSDG(NoiseMixin):
         if not hasattr(self, "counts_"):
             raise NotFittedError("UPCSDG is not fitted yet: call fit(train, embeddings, preferences) first")
         users, originals, order = self._select_all()
-        scores, over_cap = self._export_scores(users, originals), self._over_cap(users, originals)
+        pools = self._export_pools()
+        scores, over_cap = self._export_scores(users, originals, pools), self._over_cap(users, originals, pools)
         if self.candidates == "authors":
             exclude = "zero" if self.replacement == "generator" else "inf"
             replacements = authors_replacements(originals, scores, exclude, blocked=over_cap)
         else:
-            replacements = assign_replacements(users, self.csr_, scores, blocked=over_cap)
+            replacements = assign_replacements(users, self.csr_, scores, blocked=over_cap, pools=pools)
         found = replacements != NO_CANDIDATE
         f_sim, cosine = np.full(len(users), np.nan), np.full(len(users), np.nan)
         o, r = torch.from_numpy(originals[found]), torch.from_numpy(replacements[found])
@@ -317,16 +351,26 @@ class UPCSDG(NoiseMixin):
                 loss = loss + self.lambda_s * loss_s + self.lambda_g * loss_g
         return loss
 
-    def _generator_losses(self, users: torch.Tensor, originals: torch.Tensor,
-                          noise: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(L_s, L_g)`` of the selected pairs (Eqs. 13-14) with straight-through samples."""
-        emb = self.embeddings_
-        p_u = emb.users[users]
-        gamma = self.gamma_[users]
-        scores = self.generator_.scores(p_u, emb.items[originals], gamma, emb.items)
-        scores = (zero_original(scores, originals) if self.candidates == "authors"
-                  else mask_consumed(scores, self.csr_, users))
-        q_v = gumbel_softmax(scores, self.tau, noise, hard=True) @ emb.items
+    def _generator_losses(self, users: torch.Tensor, originals: torch.Tensor, noise: torch.Generator,
+                          columns: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(L_s, L_g)`` of the selected pairs (Eqs. 13-14) with straight-through samples over
+        every item, or over the items ``columns`` (a sampled softmax; pairs with none of them
+        available are left out)."""
+        if columns is None and self.pool_ is not None:
+            columns = torch.randperm(self.train_.n_items, generator=noise)[: self.pool_].sort().values
+        items = self.embeddings_.items if columns is None else self.embeddings_.items[columns]
+        p_u, gamma = self.embeddings_.users[users], self.gamma_[users]
+        scores = self.generator_.scores(p_u, self.embeddings_.items[originals], gamma, items)
+        if self.candidates == "authors":
+            scores = zero_original(scores, originals)
+        elif columns is None:
+            scores = mask_consumed(scores, self.csr_, users)
+        else:
+            owned = self.csr_[users.numpy()][:, columns.numpy()].toarray() != 0
+            scores = scores.masked_fill(torch.from_numpy(owned), -torch.inf)
+            keep = ~torch.from_numpy(owned.all(axis=1))
+            scores, p_u, gamma, originals = scores[keep], p_u[keep], gamma[keep], originals[keep]
+        q_v = gumbel_softmax(scores, self.tau, noise, hard=True) @ items
         return similarity_hinge(self.similarity_.pairs(originals, q_v), gamma), utility_loss(p_u, q_v)
 
     # ------------------------------------------------------------------ export
@@ -353,8 +397,22 @@ class UPCSDG(NoiseMixin):
         first = np.searchsorted(users_arr, users_arr)
         return users_arr, np.concatenate(originals) if originals else users_arr.copy(), np.arange(len(users_arr)) - first
 
-    def _export_scores(self, users: np.ndarray, originals: np.ndarray):
-        """Candidate scores of selected pairs by index, for ``assign_replacements``."""
+    def _pool_width(self, n_items: int) -> int | None:
+        """Candidates per step and per user (None: every item); see "Decision (issue 33)"."""
+        if self.pool_size == "auto":
+            auto = self.candidates == "unconsumed" and self.replacement == "generator"
+            return AUTO_POOL if auto and n_items > 2 * AUTO_POOL else None
+        return None if self.pool_size is None or self.pool_size >= n_items else int(self.pool_size)
+
+    def _export_pools(self) -> CandidatePools | None:
+        """Each user's candidate pool at export (``candidates.py``), None to score every item."""
+        if self.pool_ is None:
+            return None
+        return CandidatePools.build(self.csr_, self.embeddings_.items, self.pool_, self.noise_source().generator("pools"))
+
+    def _export_scores(self, users: np.ndarray, originals: np.ndarray, pools: CandidatePools | None):
+        """Candidate scores of selected pairs by index (over every item, or over each pair's
+        user's pool), for ``assign_replacements``."""
         emb = self.embeddings_
         noise = self.noise_source().torch_generator("export")
         users_t, originals_t = torch.from_numpy(users), torch.from_numpy(originals)
@@ -367,23 +425,41 @@ class UPCSDG(NoiseMixin):
                 return -(self.similarity_.rows(i) - self.fixed_similarity).abs()
             self.generator_.eval()
             with torch.no_grad():
-                h = self.generator_.scores(emb.users[u], emb.items[i], self.gamma_[u], emb.items)
+                if pools is None:
+                    h = self.generator_.scores(emb.users[u], emb.items[i], self.gamma_[u], emb.items)
+                else:
+                    block, seg = torch.unique_consecutive(u, return_inverse=True)
+                    h = grouped_product(self.generator_.query(emb.users[u], emb.items[i], self.gamma_[u]), seg,
+                                        pools.embeddings(block, emb.items))
             if self.export_sampling == "gumbel":
                 h = h + gumbel_noise(tuple(h.shape), noise, h.dtype)
             return h
 
         return scores
 
-    def _over_cap(self, users: np.ndarray, originals: np.ndarray) -> PairMask:
+    def _over_cap(self, users: np.ndarray, originals: np.ndarray, pools: CandidatePools | None) -> PairMask:
         """Candidates of selected pairs by index that break the cap: ``f_sim(q_i, q_j) > γ_u``."""
         gamma = torch.tensor(self.preferences_.gamma, dtype=torch.float64)
         users_t, originals_t = torch.from_numpy(users), torch.from_numpy(originals)
-        return lambda pairs: self.similarity_.rows(originals_t[pairs]).double() > gamma[users_t[pairs], None]
+        sim = self.similarity_
+
+        def over(pairs: torch.Tensor) -> torch.Tensor:
+            u, i = users_t[pairs], originals_t[pairs]
+            if pools is None:
+                f_sim = sim.rows(i)
+            else:
+                block, seg = torch.unique_consecutive(u, return_inverse=True)
+                dots = grouped_product(sim.table[i], seg, pools.embeddings(block, sim.table))
+                f_sim = sim.from_dots(i, dots, pools.items[u].clamp_min(0))
+            return f_sim.double() > gamma[u, None]
+
+        return over
 
     def _method(self) -> dict[str, Any]:
         keys = ("selection", "replacement", "sim_mode", "lambda_s", "lambda_g", "tau", "export_sampling", "candidates",
                 "seed")
         method = {key: getattr(self, key) for key in keys}
+        method["pool_size"] = self.pool_
         if self.replacement == "fixed":
             method["fixed_similarity"] = self.fixed_similarity
         method["epochs_trained"] = len(self.history_.losses)

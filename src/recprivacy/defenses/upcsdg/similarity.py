@@ -80,14 +80,23 @@ class ItemSimilarity:
         """Plain cosine similarity between item ids (reported beside ``f_sim``, decision 19)."""
         return (self.unit[originals] * self.unit[replacements]).sum(-1)
 
+    @property
+    def table(self) -> torch.Tensor:
+        """The embeddings whose dot products ``f_sim`` rescales: unit rows (cosine) or raw."""
+        return self.unit if self.mode == "cosine" else self.items
+
     def rows(self, originals: torch.Tensor) -> torch.Tensor:
         """``f_sim(q_i, q_j)`` of each original ``i`` against every item ``j``: ``[P, n_items]``."""
         with torch.no_grad():
-            if self.mode == "cosine":
-                low = self.low[originals, None]
-                return (self.unit[originals] @ self.unit.T - low) / (1.0 - low).clamp_min(self.eps)
-            dots = self.items[originals] @ self.items.T
-            if self.mode == "paper":
-                low = self.low[originals, None]
-                return (dots - low) / (self.self_dot[originals, None] - low).clamp_min(self.eps)
-            return (dots - self.low[None, :]) / (self.high - self.low).clamp_min(self.eps)[None, :]
+            return self.from_dots(originals, self.table[originals] @ self.table.T)
+
+    def from_dots(self, originals: torch.Tensor, dots: torch.Tensor, candidates: torch.Tensor | None = None) -> torch.Tensor:
+        """``f_sim(q_i, q_j)`` from the dot products ``dots [P, C]`` of ``table`` rows of each
+        original ``i`` with its candidates ``j`` (``candidates [P, C]`` item ids; None: every
+        item, in order)."""
+        if self.mode == "code":
+            low, high = (self.low, self.high) if candidates is None else (self.low[candidates], self.high[candidates])
+            return (dots - low) / (high - low).clamp_min(self.eps)
+        low = self.low[originals, None]
+        top = 1.0 if self.mode == "cosine" else self.self_dot[originals, None]
+        return (dots - low) / (top - low).clamp_min(self.eps)

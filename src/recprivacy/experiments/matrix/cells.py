@@ -13,7 +13,7 @@
   the lab's scores gets a bootstrap interval here and is judged against 0.5.
 * ``attribute``: the attribute of users who did not disclose it, from the top-k lists they
   are served (multi-hot), by the better of the configured attackers trained on the users who
-  did; accuracy against always guessing the majority class (``federated.judge_class_metric``).
+  did; accuracy against always guessing the majority class (``federated.classes.judge_class_metric``).
 * ``exposure``: a user's recent clicks from one shown slate (paper 000); Recall@10 over all
   items against the stronger 10-item guess (``exposure.judged_recall``).
 * ``canaries``: ``m`` canary interactions (a user and an item the user never rated), each
@@ -37,7 +37,7 @@ import numpy as np
 from recprivacy.data.exposure_pairs import ExposurePairs
 from recprivacy.data.interactions import Interactions
 from recprivacy.experiments.exposure.audit import judged_recall
-from recprivacy.experiments.federated import class_metric, judge_class_metric, pooled_predictions
+from recprivacy.experiments.federated.classes import class_metric, judge_class_metric, pooled_predictions
 from recprivacy.metrics.epsilon import (
     OneRunAudit,
     canary_inclusion,

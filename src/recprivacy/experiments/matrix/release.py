@@ -6,7 +6,7 @@ user a share ``k`` of their items, chosen by the trained attention, is replaced 
 items whose ``f_sim`` to the original is at most γ (a hard cap: an item with no candidate within
 γ is dropped); the other items are released unchanged. The generator's frozen features are the
 target's own factors, as in the audit's synthetic-release section, and it is built by that
-section's function (``experiments.upcsdg.fit_generator``), one row per γ (``ReleaseOptions``).
+section's function (``experiments.upcsdg.release.fit_generator``), one row per γ (``ReleaseOptions``).
 
 A release protects everything downstream of it (``plan.DOWNSTREAM``): the row's model is the
 configured target algorithm retrained on the release (early stopping on the real validation
@@ -22,7 +22,7 @@ the adaptive membership attacker's shadow.
 holds the release and item embeddings and ranks, for each user, the items the user does not
 have by how likely each is a replaced original; Recall@K over the users with a replaced or
 dropped item, against the popularity guess of the release on the same users and K (paired
-bootstrap over users, ``experiments.upcsdg.judged_recovery``). Threat model: *blind* by
+bootstrap over users, ``experiments.upcsdg.release.judged_recovery``). Threat model: *blind* by
 default (the public release does not flag synthetic rows) or *informed* (``informed``: the
 attacker knows which released items are replacements; a worst case). The *frozen* attacker's
 embeddings are not adapted to the release: the generator's own features (public embeddings at
@@ -53,7 +53,8 @@ from recprivacy.experiments.matrix.plan import ATTACKS, DefenceSpec, not_applica
 from recprivacy.experiments.matrix.world import World
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.train import PreparedData
-from recprivacy.experiments.upcsdg import SyntheticReleaseOptions, fit_generator, judged_recovery
+from recprivacy.experiments.upcsdg.audit import SyntheticReleaseOptions
+from recprivacy.experiments.upcsdg.release import fit_generator, judged_recovery
 from recprivacy.models import make_model
 from recprivacy.models.base import Recommender
 

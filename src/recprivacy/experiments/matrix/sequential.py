@@ -20,10 +20,17 @@ and EdgeRand's claims are per transition count (edge) of the input graphs; an ap
 adds a training *label* and no input edge, and their gradients are not privatised (digest
 002, decision 28), so their rows measure leakage outside the claimed unit and a bound below
 the claim says nothing about the edges (stated in each row).
+
+Utility cost: each defence's Recall@10 on the members' test split (full ranking, training and
+validation masked) against its own backbone trained without the defence on the same planted
+data, paired bootstrap over users (``audit.utility_change``); one undefended fit per distinct
+backbone.
 """
 
 from __future__ import annotations
 
+import copy
+from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
@@ -36,6 +43,7 @@ from recprivacy.defenses.dipsgnn import DIPSGNN
 from recprivacy.defenses.dpsgd import DPSGD
 from recprivacy.defenses.edgerand import EdgeRand
 from recprivacy.defenses.private_srgnn import PrivateSRGNN
+from recprivacy.experiments.audit import utility_change
 from recprivacy.experiments.matrix.cells import Canaries
 from recprivacy.experiments.train import PreparedData
 from recprivacy.metrics.epsilon import judge_claim, largest_roc_epsilon, one_run_epsilon, roc_epsilon
@@ -91,14 +99,20 @@ def audit_row(name: str, model: PrivateSRGNN, canaries: Canaries, clean: Interac
 
 
 def sequential_rows(data: PreparedData, members: np.ndarray, o: SequentialAuditOptions, seed: int,
-                    noise: str) -> list[list]:  # fmt: skip
+                    noise: str) -> tuple[list[list], list[list]]:  # fmt: skip
     """Plant one canary per user for at most ``m`` ``members`` (items they never interacted
-    with in any split), train each defence once on the planted training data, audit it."""
+    with in any split), train each defence once on the planted training data, audit it; also
+    the utility rows (module docstring)."""
     canaries = one_per_user(Canaries.draw(data.full, members, o.canaries, seed))
-    planted = canaries.plant(data.train)
+    planted = replace(data, train=canaries.plant(data.train))
     k_guess = min(o.canary_guesses, len(canaries.users) // 2)
-    rows = []
+    rows, utility, references = [], [], {}
     for name in o.defences:
-        model = SEQUENTIAL[name][0].from_params(seed=seed, noise=noise, **o.params).fit(planted)
+        model = SEQUENTIAL[name][0].from_params(seed=seed, noise=noise, **o.params).fit(planted.train)
         rows.append(audit_row(name, model, canaries, data.train, k_guess))
-    return rows
+        key = repr(sorted(model.backbone.get_params().items()))
+        if key not in references:
+            references[key] = copy.deepcopy(model.backbone).fit(planted.train)
+        value, base, change = utility_change(model, references[key], planted, 10)
+        utility.append([f"{name} (SR-GNN)", value.value, value.low, value.high, base, change.value, change.low, change.high])
+    return rows, utility

@@ -46,7 +46,7 @@ from recprivacy.defenses.dpmf import DPMF
 from recprivacy.defenses.exposure_perturbation import ExposurePerturbation
 from recprivacy.defenses.popularity_randomization import PopularityRandomization
 from recprivacy.experiments.audit import AuditContext, member_users, utility_change
-from recprivacy.experiments.federated import served_to_all
+from recprivacy.experiments.federated.audit import served_to_all
 from recprivacy.experiments.matrix.cells import (
     Canaries,
     Cell,

@@ -9,14 +9,15 @@ FedRec (no defence) and each upload defence are trained by the federated study's
 (``experiments.federated.train_method``, the in-process simulator): ``model`` of dimension
 ``dim``, ``rounds`` rounds with ``clients_per_round`` of the sample, the study's defaults for
 everything else but ``federated`` (its training and defence options; by default 2 local epochs
-of batch 64 instead of the paper's 5 of batch 32: a fifth of the local steps, since a round's
-cost is set by its heaviest client's steps), seeded noise as ``config.noise`` says. Then one attack round in which every sampled client uploads (digest G11's
+of batch 32 at lr 0.05 instead of the study's 5 at 0.01: a round's cost is set by its heaviest
+client's steps, and the larger step reaches a usable model in 10 rounds; docs/decisions.md),
+seeded noise as ``config.noise`` says. Then one attack round in which every sampled client uploads (digest G11's
 ``all`` option), so every run shows the attacker the same clients in the same order.
 
 Attack: the honest-but-curious server's pseudo-gradients over all components (``ΔΘ_u``,
 ``attacks.attribute.component_matrix``); each of ``attackers`` is trained on a ζ share of the
 clients whose attribute it knows and predicts the others, pooled over ``seeds`` splits
-(``federated.pooled_predictions``). *Frozen*: trained on Pure FedRec's uploads of the known
+(``federated.classes.pooled_predictions``). *Frozen*: trained on Pure FedRec's uploads of the known
 clients, applied to the defended uploads of the others; *adaptive*: trained and applied on the
 defended uploads. The better attacker is judged on weighted F1 (the paper's metric) against the
 better of the majority-class and uniform guess on the same clients (``cells.attribute_judged``).
@@ -24,7 +25,7 @@ better of the majority-class and uniform guess on the same clients (``cells.attr
 Utility: Recall@10 of the final global model on the sample's test split (full ranking, training
 and validation items masked) against Pure FedRec's, paired bootstrap over users
 (``audit.utility_change``). Pure FedRec's own Recall@10 sits in the no-defence row's cell (the
-row's utility is the central target's).
+row's utility is the central target's), beside a popularity list's on the same users.
 
 F-DPMF trains federated MF, whose uploads (the item table) differ in shape from FedRec's: it has
 no frozen attacker, and its change against Pure FedRec includes the change of model (said in
@@ -52,6 +53,7 @@ from recprivacy.experiments.train import PreparedData
 from recprivacy.federated.features import attribute_labels, user_features
 from recprivacy.metrics.intervals import Estimate
 from recprivacy.models.base import Recommender
+from recprivacy.models.popularity import Popularity
 
 UPLOADS = next(a for a in ATTACKS if a.key == "uploads")
 #: row titles of the upload defences (``defenses.apm.make_defence`` / ``federated_dp.make_baseline`` names)
@@ -80,7 +82,7 @@ class UploadCellOptions(StudyOptions):
     zeta: float = Field(0.2, gt=0, lt=1)
     seeds: PositiveInt = 3
     attackers: list[Literal["dnn", "tree", "svc", "knn"]] = Field(default_factory=lambda: ["knn", "tree"], min_length=1)
-    federated: dict[str, Any] = Field(default_factory=lambda: {"local_epochs": 2, "batch_size": 64})
+    federated: dict[str, Any] = Field(default_factory=lambda: {"local_epochs": 2, "batch_size": 32, "lr": 0.05})
 
     @field_validator("federated")
     @classmethod
@@ -124,7 +126,9 @@ def uploads_column(config: Config, options: Any, data: PreparedData, worlds: lis
     plain = judge(x_pure, x_pure, users)
     reference = pure.recommender()
     value, _, _ = utility_change(reference, reference, sample, 10)
-    utility = ("Recall@10 of Pure FedRec", value, Estimate(0.0, 0.0, 0.0, "reference", value.n))
+    popular, _, _ = utility_change(*[Popularity().fit(sample.train)] * 2, sample, 10)
+    utility = (f"Recall@10 of Pure FedRec (a popularity list on the same users: {popular.value:.4f})", value,
+               Estimate(0.0, 0.0, 0.0, "reference", value.n))
     for world in worlds:
         why = not_applicable(UPLOADS, world.spec)
         world.cells["uploads"] = Cell(plain, plain, utility=utility) if why is None else Cell(reason=why)
@@ -162,11 +166,11 @@ def uploads_text(o: UploadCellOptions, pure: Cell) -> str:
     return (f"Attribute inference from federated uploads (paper 004) runs on its own federated system: {o.model} "
             f"(d = {o.dim}) trained by the federated study's simulator on a seeded sample of at most {o.max_users} "
             f"members, {o.rounds} rounds with {o.clients_per_round:g} of them per round, {f.local_epochs} local epochs "
-            f"of batch {f.batch_size} (reduced from the paper's 100 rounds of 5 local epochs of batch 32 on every "
-            f"user), then one attack round in which every sampled client uploads. The server's attackers "
+            f"of batch {f.batch_size} at lr {f.lr:g} (reduced from the paper's 100 rounds of 5 local epochs of batch 32 "
+            f"on every user), then one attack round in which every sampled client uploads. The server's attackers "
             f"({', '.join(o.attackers)}) read each client's pseudo-gradient over all components, know the attribute "
             f"of {o.zeta:.0%} of the clients ({o.seeds} splits pooled) and are judged on weighted F1 against the "
             f"better of the majority-class and uniform guess; frozen attackers are trained on Pure FedRec's uploads. "
-            f"The no-defence row's uploads cell is Pure FedRec ({name} {value.value:.4f} [{value.low:.4f}, "
+            f"The no-defence row's uploads cell is Pure FedRec ({name}: {value.value:.4f} [{value.low:.4f}, "
             f"{value.high:.4f}]); each upload defence's utility cost is its federated model's Recall@10 against Pure "
             f"FedRec's on the same users. Only the uploads column applies to these rows.")

@@ -1,0 +1,96 @@
+"""Generating UPC-SDG releases for the study, the audit section and the matrix, and
+``recprivacy synthesize``, which writes one (``synthesize``).
+
+Every release of the study and the audit is generated with one privacy setting for all users
+(``fit_generator``); ``synthesize`` reads per-user settings from a preferences file. The
+recovery attack on a release is judged against the popularity guess with a paired interval
+over the users with a replaced item (``judged_recovery``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from recprivacy.attacks.recovery import PopularityGuess, recovery_metrics
+from recprivacy.config import Config, validate_options
+from recprivacy.data.interactions import Interactions
+from recprivacy.data.registry import find_data_dir
+from recprivacy.defenses.upcsdg import (
+    RELEASE_FOLDERS,
+    UPCSDG,
+    FrozenEmbeddings,
+    PrivacyPreferences,
+    SyntheticRelease,
+    load_preferences,
+    require_preferences_file,
+    write_release,
+)
+from recprivacy.defenses.upcsdg.preferences import check_unit_interval
+from recprivacy.errors import ConfigError
+from recprivacy.experiments.runner import new_results
+from recprivacy.experiments.train import fit_model, prepare_data
+from recprivacy.experiments.upcsdg.options import UPCSDGOptions
+from recprivacy.io import check_output_folder
+from recprivacy.metrics.intervals import Estimate, paired_difference_interval, weighted_mean
+
+
+def fit_generator(train: Interactions, features: FrozenEmbeddings, k: float, gamma: float, params: dict[str, Any],
+                  seed: int, noise: str) -> UPCSDG:  # fmt: skip
+    """UPC-SDG with ``params`` trained on ``train`` for every user at the same ``k`` and ``gamma``
+    (``.generate()`` gives the release)."""
+    model = UPCSDG(**{**params, "seed": seed, "noise": noise})
+    return model.fit(train, features, PrivacyPreferences.uniform(train.n_users, k, gamma))
+
+
+def judged_recovery(attack: Any, release: SyntheticRelease, k: int) -> tuple[Estimate, float, Estimate]:
+    """Recall@k of a fitted recovery ``attack`` on the replaced originals of ``release``, the
+    popularity guess's Recall@k on the same users, and the margin, paired over the users with a
+    replaced item (``intervals.paired_difference_interval``)."""
+    truth, key = release.pairs_matrix("original_item"), f"recall@{k}"
+    found = recovery_metrics(attack, truth, ks=(k,), per_user=True)[key]
+    guess = recovery_metrics(PopularityGuess().fit(release.data), truth, ks=(k,), per_user=True)[key]
+    return paired_difference_interval(weighted_mean(found), weighted_mean(guess), np.arange(len(found)))
+
+
+def synthesize(config: Config, out: str | Path, privacy: str | Path | None, k: float, gamma: float) -> SyntheticRelease:
+    """Release a synthetic version of the whole (preprocessed) dataset into ``out/public/``,
+    with what undoes it in ``out/private/`` (``release.write_release``).
+
+    Before any work: the settings, the output folder (not an input, not holding ``public/`` or
+    ``private/``, not a file) and the preferences file are checked. Features: the configured
+    model fitted on the configured training split (early stopping on its validation split).
+    Generator: trained on, and applied to, every interaction. ``privacy`` names a CSV/JSON
+    preferences file; ``k`` and ``gamma`` are the defaults for users it omits.
+    """
+    options = validate_options(UPCSDGOptions, config.study_options)
+    k, gamma = check_unit_interval(k, "k"), check_unit_interval(gamma, "gamma")
+    check_output_folder(out, inputs=dataset_inputs(config), writes=RELEASE_FOLDERS)
+    if privacy is not None:
+        require_preferences_file(privacy)
+    results = new_results(config)
+    data = prepare_data(config, results)
+    prefs = (load_preferences(privacy, data.full, k, gamma) if privacy is not None
+             else PrivacyPreferences.uniform(data.full.n_users, k, gamma))
+    features = FrozenEmbeddings.from_model(fit_model(config, data, results))
+    model = UPCSDG(**{**options.generator, "seed": config.seed, "noise": config.noise})
+    release = model.fit(data.full, features, prefs).generate()
+    write_release(release, out, f"{data.full.name}-upcsdg", config.to_dict())
+    return release
+
+
+def dataset_inputs(config: Config) -> list[Path]:
+    """The file or folder the configured dataset is read from (none for ``synthetic``): a path
+    given as the dataset, or the folder a named dataset is found in."""
+    name = config.dataset.name
+    if name == "synthetic":
+        return []
+    if Path(name).exists():
+        return [Path(name)]
+    try:
+        folder = find_data_dir(name, config.dataset.data_dir)
+    except ConfigError:  # neither a dataset name nor an existing path: the loader reports it
+        return []
+    return [] if folder is None else [folder]
