@@ -16,7 +16,7 @@ from recprivacy.cli import app
 from recprivacy.experiments import load_results
 from recprivacy.errors import DataError
 
-GOLDEN = Path(__file__).resolve().parents[1] / "unit" / "golden" / "membership_smoke.json"
+SMOKE = Path(__file__).with_name("membership_smoke.yaml")
 runner = CliRunner()
 
 
@@ -37,7 +37,7 @@ def smoke(tmp_path_factory) -> tuple[Path, Path]:
     """The membership smoke config and its uninterrupted run folder."""
     root = tmp_path_factory.mktemp("resume")
     config = root / "smoke.yaml"
-    config.write_text(yaml.safe_dump(json.loads(GOLDEN.read_text())["config"]))
+    shutil.copy(SMOKE, config)
     result = invoke("run", config, "--out", root / "runs")
     assert result.exit_code == 0, result.output
     (run_dir,) = (root / "runs").iterdir()
@@ -92,7 +92,7 @@ def test_kit_options_are_refused_for_a_study_not_on_the_kit(tmp_path):
 
 def test_a_failed_fresh_run_without_cells_leaves_no_folder(tmp_path):
     config = tmp_path / "bad.yaml"
-    doc = json.loads(GOLDEN.read_text())["config"]
+    doc = yaml.safe_load(SMOKE.read_text())
     doc["study_options"]["k"] = 500  # longer than the catalogue: fails in the first cell
     config.write_text(yaml.safe_dump(doc))
     assert_one_line_error(invoke("run", config, "--out", tmp_path / "runs"), "k=500 is larger than the catalogue")
