@@ -97,3 +97,27 @@ def test_a_failed_fresh_run_without_cells_leaves_no_folder(tmp_path):
     config.write_text(yaml.safe_dump(doc))
     assert_one_line_error(invoke("run", config, "--out", tmp_path / "runs"), "k=500 is larger than the catalogue")
     assert list((tmp_path / "runs").iterdir()) == []
+
+
+def test_a_run_that_dies_mid_grid_keeps_its_cells_and_resumes(smoke, tmp_path, monkeypatch):
+    from recprivacy.experiments.membership.cells import MembershipGrid
+
+    config, run_dir = smoke
+    measure, calls = MembershipGrid.measure, []
+
+    def dies_at_the_eleventh_cell(self, cell, lab):
+        calls.append(cell.key)
+        if len(calls) == 11:
+            raise RuntimeError("the machine went away")
+        return measure(self, cell, lab)
+
+    monkeypatch.setattr(MembershipGrid, "measure", dies_at_the_eleventh_cell)
+    died = invoke("run", config, "--out", tmp_path / "runs")
+    assert isinstance(died.exception, RuntimeError)
+    (folder,) = (tmp_path / "runs").iterdir()
+    assert not (folder / "results.json").exists()
+    assert len((folder / "records.jsonl").read_text().splitlines()) == 10
+    monkeypatch.setattr(MembershipGrid, "measure", measure)
+    result = invoke("run", "--resume", folder)
+    assert result.exit_code == 0, result.output
+    assert json.dumps(load_results(folder).metrics) == json.dumps(load_results(run_dir).metrics)
