@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from record import append_record, load_records
 
 from recprivacy.config import load_config
 from recprivacy.experiments.dipsgnn import (
@@ -53,12 +54,6 @@ def record(run: MethodRun) -> dict:
     return {"method": run.method, "seed": run.seed, "metrics": run.metrics, "masked": run.masked,
             "fit_seconds": run.fit_seconds, "epochs": run.epochs,
             "statements": {k: s.to_dict() for k, s in run.statements.items()}, "valid_curve": run.valid_curve}
-
-
-def load_records(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def summarise(records: list[dict], column: str | None) -> dict:
@@ -142,8 +137,7 @@ def main() -> None:
                 if (method, seed) in done:
                     continue
                 run = study.run(method, seed)
-                with runs_path.open("a") as f:
-                    f.write(json.dumps(record(run)) + "\n")
+                append_record(runs_path, record(run))
                 print(f"{method} seed {seed}: R@20 {run.metrics['recall@20']:.2f} M@20 {run.metrics['mrr@20']:.2f} "
                       f"({run.fit_seconds:.0f} s, {run.epochs} epochs)", flush=True)
     summary = summarise(load_records(runs_path), options.paper_column or PAPER_COLUMN_OF.get(config.dataset.name))

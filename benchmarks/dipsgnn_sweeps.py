@@ -21,7 +21,8 @@ import argparse
 import json
 from pathlib import Path
 
-from dipsgnn import OUT, RESULTS, ROOT, load_records, record
+from dipsgnn import OUT, RESULTS, ROOT, record
+from record import append_record, load_records
 
 from recprivacy.config import load_config
 from recprivacy.experiments.dipsgnn import METHODS, DIPSGNNStudy, SweepSpec
@@ -112,8 +113,7 @@ def main() -> None:
                             continue
                         run = study.run(method, seed, (sweep.parameter, value))
                         runs_path.parent.mkdir(parents=True, exist_ok=True)
-                        with runs_path.open("a") as f:
-                            f.write(json.dumps({"parameter": sweep.parameter, "value": value, **record(run)}) + "\n")
+                        append_record(runs_path, {"parameter": sweep.parameter, "value": value, **record(run)})
                         print(f"{sweep.parameter}={value:g} {method} seed {seed}: R@20 {run.metrics['recall@20']:.2f} "
                               f"({run.fit_seconds:.0f} s, {run.epochs} epochs)", flush=True)
     summary = summarise(sweeps, defaults, load_records(runs_path), load_records(Path(args.table2_runs)))

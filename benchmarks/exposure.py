@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from record import append_record, load_records
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
@@ -151,14 +152,7 @@ def write_pickle(path: Path, obj: Any) -> None:
 
 def append(path: Path, record: dict) -> None:
     record = {**record, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "peak_rss_mb": peak_rss_mb()}
-    with path.open("a") as f:
-        f.write(json.dumps(record) + "\n")
-
-
-def load_records(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    append_record(path, record)
 
 
 def cell_key(record: dict) -> tuple:

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+from record import append_record, load_records
 import torch
 from scipy import stats
 
@@ -74,31 +74,6 @@ def run_one(config_path: str, method: str, seed: int, data_dir: str | None, over
         "cpu_seconds": cpu, "wall_seconds": wall,
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }  # fmt: skip
-
-
-def append_line(path: Path, line: str) -> None:
-    """Append one line with a single ``write`` on an ``O_APPEND`` descriptor, so two benchmark
-    processes (e.g. one per core, with different ``--methods``) can share one runs file."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, (line + "\n").encode())
-    finally:
-        os.close(fd)
-
-
-def load_records(path: Path) -> list[dict]:
-    """The run records of a JSON-lines file (none if it does not exist yet); a line that is not
-    JSON stops the script with its file and line number."""
-    if not path.exists():
-        return []
-    records = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if line.strip():
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                raise SystemExit(f"{path}:{number}: not a JSON run record ({err.msg})") from None
-    return records
 
 
 def _stat(values: list[float]) -> dict | None:
@@ -425,7 +400,7 @@ def main() -> None:
                     if (base.name, method, seed) in done:
                         continue
                     record = run_one(str(ROOT / path if not Path(path).is_absolute() else path), method, seed, args.data_dir, args.set)
-                    append_line(runs_path, json.dumps(record))
+                    append_record(runs_path, record)
                     m = record["metrics"]
                     print(f"{base.name} {method} seed {seed}: Hit@20 {m.get('d=64/hit@20', float('nan')):.3f} "
                           f"F1 gender {m.get('d=64/gender/zeta=0.1/dnn/all/weighted_f1_mean', float('nan')):.3f} "

@@ -1,4 +1,8 @@
-"""What every benchmark record carries about where and how it was measured, and how it is written."""
+"""What every benchmark record carries about where and how it was measured, and how it is written.
+
+Resumable benchmarks keep one JSON line per finished run in a *runs file*: ``append_record``
+adds a line, ``load_records`` reads them back (the one reader of every runs file).
+"""
 
 from __future__ import annotations
 
@@ -31,6 +35,34 @@ def write_record(record: dict[str, Any], path: str | Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out, json.dumps({**record, **provenance()}, indent=2))
     print(f"wrote {out}")
+
+
+def load_records(path: str | Path) -> list[dict[str, Any]]:
+    """The records of a runs file (none if it does not exist yet). A last line without its
+    newline, left by a run killed mid-write, is left out (that run is redone); any other line
+    that is not JSON stops the script naming the file and line."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    *complete, _cut_short = path.read_text(encoding="utf-8").split("\n")
+    records = []
+    for number, line in enumerate(complete, 1):
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise SystemExit(f"{path}:{number}: not a JSON run record ({err.msg})") from None
+    return records
+
+
+def append_record(path: str | Path, record: dict[str, Any]) -> None:
+    """Append ``record`` as one JSON line with a single ``write`` on an ``O_APPEND`` descriptor,
+    so two benchmark processes (e.g. one per core) can share one runs file."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (json.dumps(record) + "\n").encode("utf-8"))
+    finally:
+        os.close(fd)
 
 
 def run_child(script: str, name: str, args: list[str]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import json
 import math
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -60,10 +61,13 @@ def _quiet_progress(monkeypatch):
 @pytest.fixture(scope="session")
 def benchmark_script():
     """``benchmark_script("federated_quality")`` -> the module of ``benchmarks/<name>.py`` (the scripts
-    are not a package)."""
+    are not a package; ``benchmarks/`` goes on ``sys.path`` as when a script runs, for ``record``)."""
+    folder = Path(__file__).resolve().parents[1] / "benchmarks"
+    if str(folder) not in sys.path:
+        sys.path.append(str(folder))
 
     def load(name: str):
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py")
+        spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return module

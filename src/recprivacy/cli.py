@@ -7,6 +7,7 @@
     recprivacy train --dataset D --model M [--data-dir PATH] [--set k=v] [--out runs]
     recprivacy matrix [--dataset ml-100k] [--model bpr] [--data-dir PATH] [--config PATH] [--set k=v] [--out runs]
     recprivacy run CONFIG.yaml [--set k=v] [--out DIR] [--engine simulator|flower-sim|flower]
+                   [--executor inprocess|ray] [--ray-address HOST:PORT] [--resume RUN_DIR]
     recprivacy synthesize --out DIR [--dataset D] [--privacy prefs.csv] [--k 0.2] [--gamma 0.5] [--config PATH]
     recprivacy datasets list
     recprivacy datasets describe NAME [--data-dir PATH]
@@ -99,18 +100,33 @@ def user_errors() -> Iterator[None]:
 
 @app.command()
 def run(
-    config: Annotated[Path, typer.Argument(help="YAML study configuration.")],
+    config: Annotated[Path | None, typer.Argument(help="YAML study configuration (default with --resume: "
+                                                  "the one saved in RUN_DIR).")] = None,
     set_: SetOption = None,
     out: OutOption = None,
     engine: Annotated[str | None, typer.Option("--engine", help="Federated studies: simulator, flower-sim or flower.")] = None,
-) -> None:
+    resume: Annotated[Path | None, typer.Option("--resume", help="Continue the interrupted run in this folder "
+                                                "(studies on the study kit): finished cells are kept.")] = None,
+    executor: Annotated[str, typer.Option("--executor", help="Where the study's cells run: inprocess or ray "
+                                          "(the 'ray' extra).")] = "inprocess",
+    ray_address: Annotated[str | None, typer.Option("--ray-address", help="A Ray cluster to join (default: "
+                                                    "a local Ray instance).")] = None,
+) -> None:  # fmt: skip
     """Run the study described by a YAML config and write its run folder."""
     with user_errors():
-        loaded = load_config(config, [*(set_ or []), *([f"study_options.engine={engine}"] if engine else [])],
+        if config is None and resume is None:
+            raise ConfigError("run: expected CONFIG.yaml, or --resume RUN_DIR to continue an interrupted run")
+        if config is None:
+            from recprivacy.experiments.run_folder import resume_run
+
+            resume_run(resume, None)  # an unfinished run folder, or a one-line error
+        path = config if config is not None else resume / "config.yaml"
+        loaded = load_config(path, [*(set_ or []), *([f"study_options.engine={engine}"] if engine else [])],
                              updates=_thread_updates())
         if engine and loaded.study != "federated":
             raise ConfigError(f"--engine: expected a federated study, {config} is study {loaded.study!r}")
-        _execute(loaded, out)
+        kit_options = resume is not None or executor != "inprocess" or ray_address is not None
+        _execute(loaded, out, resume=resume, executor=executor if kit_options else None, ray_address=ray_address)
 
 
 @app.command()
@@ -293,10 +309,13 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "run"
 
 
-def _execute(config: Config, out: Path | None) -> None:
+def _execute(config: Config, out: Path | None, resume: Path | None = None, executor: str | None = None,
+             ray_address: str | None = None) -> None:  # fmt: skip
     from recprivacy.experiments import run_config
+    from recprivacy.experiments.kit import make_executor
 
-    results, run_dir = run_config(config, out)
+    chosen = None if executor is None else make_executor(executor, ray_address)
+    results, run_dir = run_config(config, out, resume=resume, executor=chosen)
     _print_headline(results)
     Console().print(f"Run written to [bold]{run_dir}[/bold]\nReport: {run_dir / 'report.html'}")
 

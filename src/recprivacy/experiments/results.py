@@ -21,7 +21,6 @@ import os
 import platform
 import re
 import shutil
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -37,6 +36,7 @@ from recprivacy.errors import DataError
 from recprivacy.io import is_staging, remove_stale_staging, staging_folder
 from recprivacy.progress import stage
 from recprivacy.report import write_report
+from recprivacy.timing import timed
 
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 LIBRARIES = ("recprivacy", "numpy", "scipy", "pandas", "torch", "scikit-learn", "pydantic", "matplotlib")
@@ -136,14 +136,11 @@ class Results(BaseModel):
 
     @contextmanager
     def timed(self, name: str, detail: str = "") -> Iterator[None]:
-        """Add the wall-clock seconds of the block to ``timings[name]``; the block is a stage of
-        the run, announced as ``name: detail`` (``recprivacy.progress.stage``)."""
+        """Add the wall-clock seconds of the block to ``timings[name]`` (``recprivacy.timing.timed``);
+        the block is a stage of the run, announced as ``name: detail`` (``recprivacy.progress.stage``)."""
         stage(f"{name}: {detail}" if detail else name)
-        start = time.perf_counter()
-        try:
+        with timed(self.timings, name):
             yield
-        finally:
-            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
 
     def write(self, out_root: str | Path) -> Path:
         """Write the run folder (``config.yaml``, ``results.json``, ``report.md``,
@@ -212,7 +209,7 @@ def write_run(results: Results, out_root: str | Path) -> Path:
     staging = staging_folder(out_root, final)
     try:
         staging.mkdir()
-        _write_contents(results, staging)
+        write_contents(results, staging)
         return _publish(staging, out_root, final)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -221,7 +218,8 @@ def write_run(results: Results, out_root: str | Path) -> Path:
         raise
 
 
-def _write_contents(results: Results, folder: Path) -> None:
+def write_contents(results: Results, folder: Path) -> None:
+    """Every file of a finished run folder (figures, ``config.yaml``, ``results.json``, the report) into ``folder``."""
     (folder / "figures").mkdir()
     for name, figure in results.figures.items():
         png = results.figure_png(name)
@@ -256,6 +254,9 @@ def load_results(run_dir: str | Path) -> Results:
     if is_staging(run_dir):
         raise DataError("is the staging folder of a run still being written or of a killed writer; "
                         "expected a finished run folder (without '.partial-')", run_dir)  # fmt: skip
+    if not path.is_file() and (Path(run_dir) / "config.yaml").is_file():
+        raise DataError("an unfinished run (no results.json yet); continue it with: recprivacy run --resume "
+                        f"{run_dir}", run_dir)  # fmt: skip
     if not path.is_file():
         raise DataError("results.json not found; expected a run folder written by recprivacy", run_dir)
     return Results.from_json(path.read_text(encoding="utf-8"), path)

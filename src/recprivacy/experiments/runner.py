@@ -13,6 +13,12 @@ at import time::
 
 and is imported by ``recprivacy/experiments/__init__.py`` so the CLI sees it. The options are
 validated before any data are loaded, so a typo in ``study_options`` costs nothing.
+
+A study on the study kit (``experiments.kit``) registers with ``resumable=True`` and takes a
+third argument, the ``Bench`` its cells run on: ``run(config, options, bench)``. ``run_config``
+then opens the run folder first and passes a bench holding its record store and the chosen
+executor, so the run can be continued with ``resume=RUN_DIR`` (``recprivacy run --resume``) and
+its cells can run on Ray (``executor``); see :mod:`.run_folder`.
 """
 
 from __future__ import annotations
@@ -25,7 +31,9 @@ from typing import Any
 from recprivacy.config import Config, StudyOptions, validate_options
 from recprivacy.data.registry import dataset_inputs
 from recprivacy.errors import ConfigError
+from recprivacy.experiments.kit import Bench, Executor, InProcess, RecordStore
 from recprivacy.experiments.results import Results, write_run
+from recprivacy.experiments.run_folder import abandon_run, finish_run, open_run, resume_run
 from recprivacy.io import check_output_folder
 from recprivacy.models.training import use_threads
 from recprivacy.progress import stage
@@ -35,24 +43,27 @@ StudyFn = Callable[[Config, Any], Results]
 
 @dataclass(frozen=True)
 class Study:
-    """A registered study: its runner, options model and a one-line description."""
+    """A registered study: its runner, options model, a one-line description, and whether its
+    cells run on the study kit (``run`` then takes a ``Bench``)."""
 
     name: str
     run: StudyFn
     options: type[StudyOptions]
     description: str
+    resumable: bool = False
 
 
 _STUDIES: dict[str, Study] = {}
 
 
 def register_study(
-    name: str, run: StudyFn, options: type[StudyOptions] = StudyOptions, description: str = ""
+    name: str, run: StudyFn, options: type[StudyOptions] = StudyOptions, description: str = "", resumable: bool = False
 ) -> Study:
-    """Make ``study: <name>`` in a config run ``run(config, options)``."""
+    """Make ``study: <name>`` in a config run ``run(config, options)`` (``run(config, options,
+    bench)`` when ``resumable``)."""
     if name in _STUDIES and _STUDIES[name].run is not run:
         raise ValueError(f"study {name!r} is already registered by {_STUDIES[name].run.__module__}")
-    study = Study(name, run, options, description)
+    study = Study(name, run, options, description, resumable)
     _STUDIES[name] = study
     return study
 
@@ -69,28 +80,72 @@ def get_study(name: str) -> Study:
     return _STUDIES[name]
 
 
-def run_study(config: Config) -> Results:
+def run_study(config: Config, bench: Bench | None = None) -> Results:
     """Validate the study options, run the study within the configured thread budget
     (``config.threads``, default every core; ``models.training.use_threads``), and stamp
-    seed and threads."""
+    seed and threads. ``bench``: where a study on the kit runs its cells (default: in this
+    process, records in memory); refused for a study not on the kit."""
     study = get_study(config.study)
     options = validate_options(study.options, config.study_options)
+    if bench is not None:
+        _require_kit(study)
     with use_threads(config.threads) as threads:
-        results = study.run(config, options)
+        results = study.run(config, options, bench or Bench()) if study.resumable else study.run(config, options)
     results.seeds.setdefault("seed", config.seed)
     results.threads = threads
     return results
 
 
-def run_config(config: Config, out_root: str | Path | None = None) -> tuple[Results, Path]:
+def run_config(
+    config: Config, out_root: str | Path | None = None, resume: str | Path | None = None, executor: Executor | None = None
+) -> tuple[Results, Path]:
     """Run the study and write its run folder (under ``out_root`` or ``config.output.dir``).
 
     The output folder is checked first (``recprivacy.io.check_output_folder``): an existing
-    file, or a folder inside the dataset's files, is refused before any data are loaded.
+    file, or a folder inside the dataset's files, is refused before any data are loaded. A
+    study on the kit gets its folder at the start and stores its cells there as they finish;
+    ``resume`` continues such a folder (its saved config must equal ``config``), and
+    ``executor`` runs the cells (default: in this process). See :mod:`.run_folder`.
     """
+    study = get_study(config.study)
+    if not study.resumable:
+        if resume is not None or executor is not None:
+            _require_kit(study)
+        return _run_whole(config, out_root)
+    if resume is not None:
+        folder, fresh = resume_run(resume, config)[0], False
+    else:
+        out = _checked_out(config, out_root)
+        folder, fresh = open_run(config, out, new_results(config)), True
+    stage(f"run {config.name} (study {config.study}) in {folder}")
+    try:
+        results = run_study(config, Bench(RecordStore(folder), executor or InProcess()))
+    except BaseException:
+        abandon_run(folder, fresh)
+        raise
+    stage(f"write the report into {folder}")
+    return results, finish_run(results, folder)
+
+
+def _require_kit(study: Study) -> None:
+    """Refuse kit options (a bench, ``--resume``, ``--executor``) for a study not on the kit."""
+    if not study.resumable:
+        kit = ", ".join(sorted(n for n, s in _STUDIES.items() if s.resumable))
+        raise ConfigError(f"study {study.name!r} does not run on the study kit yet, so it has no --resume or --executor "
+                          f"(studies on the kit: {kit})")  # fmt: skip
+
+
+def _checked_out(config: Config, out_root: str | Path | None) -> str | Path:
+    """The folder of run folders, checked (``check_output_folder``)."""
     option = "--out" if out_root is not None else "output.dir"
     out = out_root if out_root is not None else config.output.dir
     check_output_folder(out, inputs=dataset_inputs(config.dataset.name, config.dataset.data_dir), option=option)
+    return out
+
+
+def _run_whole(config: Config, out_root: str | Path | None) -> tuple[Results, Path]:
+    """A study not on the kit: run it, then write its whole run folder at once."""
+    out = _checked_out(config, out_root)
     stage(f"run {config.name} (study {config.study})")
     results = run_study(config)
     stage(f"write the run folder under {out}")

@@ -13,9 +13,9 @@ table once, trains one attack model per distinct shadow side and scores it on ev
 
     partition -> item vectors -> recommenders -> lists -> features -> attack fit -> attack score
 
-``timings`` records the seconds spent in each stage. Shadow features use the shadow dataset's
-item vectors and target features the target dataset's: two independent item spaces in the
-cross-dataset settings, as in the paper (decision 21).
+``timings`` records the seconds spent in each stage (``recprivacy.timing.timed``). Shadow
+features use the shadow dataset's item vectors and target features the target dataset's: two
+independent item spaces in the cross-dataset settings, as in the paper (decision 21).
 
 ``AttackSpec.protocol`` says what non-members are shown (:mod:`.protocols`): ``served`` (the
 default; the recommender serves them from their history as new users) or ``paper`` (the
@@ -30,10 +30,8 @@ target only or both target and shadow (the adaptive adversary of decision 20).
 
 from __future__ import annotations
 
-import time
 import zlib
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,6 +65,7 @@ from recprivacy.metrics.attack import binary_attack_report
 from recprivacy.models import make_model
 from recprivacy.models.base import Recommender
 from recprivacy.progress import stage as announce
+from recprivacy.timing import timed
 
 DEFENSE_SCOPES = ("none", "target", "both")
 #: letters of the paper's setting codes (Table 1); the S3-Rec sets stand in for ADM and lf-2k
@@ -206,18 +205,10 @@ class MembershipLab:
         self.k_max = 0
 
     # ------------------------------------------------------------------ plumbing
-    @contextmanager
-    def _timed(self, stage: str) -> Iterator[None]:
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - start
-
     def _cached(self, key: tuple, stage: str, make: Callable[[], Any]) -> Any:
         if key not in self._cache:
             announce(f"membership {stage}: {' '.join(str(part) for part in key[1:])}")
-            with self._timed(stage):
+            with timed(self.timings, stage):
                 self._cache[key] = make()
         return self._cache[key]
 
@@ -326,7 +317,7 @@ class MembershipLab:
         if key not in self._cache:
             lists = self.lists(dataset, role, algorithm, spec.k, defended, fraction, spec.protocol)
             vectors = self.vectors(dataset, spec.n_factors)
-            with self._timed("features"):
+            with timed(self.timings, "features"):
                 self._cache[key] = user_features(spec.feature, group.data, group.users, lists, vectors, spec.weighting)
         return self._cache[key], group.labels
 
@@ -361,7 +352,7 @@ class MembershipLab:
         """Train (or reuse) the attack of ``spec`` and evaluate it on the target users."""
         model = self.attack_model(spec)
         x, y = self.features(spec, "target")
-        with self._timed("attack_score"):
+        with timed(self.timings, "attack_score"):
             scores = model.score(x)
             report = binary_attack_report(y, scores, threshold=model.threshold_)
         if spec.attack == "kmeans":
@@ -398,7 +389,7 @@ class MembershipLab:
         """Each trivial statistic of the target users' lists, pointed the way it separates the
         adversary's own shadow users (``list_statistics.orientation``)."""
         labels = self.group(spec.shadow[0], "shadow", spec.shadow_fraction).labels
-        with self._timed("baselines"):
+        with timed(self.timings, "baselines"):
             return {name: orientation(self._role_statistic(name, spec, "shadow"), labels)
                     * self._role_statistic(name, spec, "target") for name in TRIVIAL}  # fmt: skip
 
@@ -428,7 +419,7 @@ class MembershipLab:
         shadow, target = self.group(dataset, "shadow"), self.group(dataset, "target")
         refs = self.references(dataset, algorithm, spec.k)
         data, population_lists = union(shadow.data, target.data), self._population_lists(spec)
-        with self._timed("calibrated"):
+        with timed(self.timings, "calibrated"):
             stats = np.stack([np.stack([self.statistic(name, spec, dataset, data, refs.users, lists)
                                         for lists in refs.lists[spec.protocol]], axis=1)
                               for name in self.options.calibration_statistics], axis=2)  # fmt: skip

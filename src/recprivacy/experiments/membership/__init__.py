@@ -2,7 +2,8 @@
 
 * :mod:`.options`: ``study_options`` of the study;
 * :mod:`.plan`: the attack settings of each of the paper's tables and figures;
-* :mod:`.collect`: running them over seeds with ``attacks.membership.MembershipLab``;
+* :mod:`.cells`: the settings as study-kit cells, one group per seed (``MembershipLab``);
+* :mod:`.collect`: running the cells and gathering their results;
 * :mod:`.render`: tables in the paper's layout (the paper's number beside ours) and figures;
 * :mod:`.paper`: the numbers the paper reports;
 * :mod:`.study`: the study itself; :mod:`.audit`: the audit section.
@@ -14,6 +15,7 @@ from recprivacy.experiments.membership.study import run_membership
 from recprivacy.experiments.runner import register_study
 
 register_study("membership", run_membership, MembershipOptions,
-               "user-level membership inference against recommenders and popularity randomization (paper 001)")  # fmt: skip
+               "user-level membership inference against recommenders and popularity randomization (paper 001)",
+               resumable=True)  # fmt: skip
 
 __all__ = ["MembershipOptions", "run_membership"]

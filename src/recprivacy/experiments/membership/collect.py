@@ -1,27 +1,31 @@
 """Running the settings of the ``membership`` study over seeds and collecting what they give.
 
-One ``MembershipLab`` per seed runs the merged plan of every requested experiment; reports are
-kept per seed (averaged when rendered), while ROC curves, 2-D embeddings of the feature
-vectors and the partition summary come from the first seed.
+The merged plan becomes kit cells (:mod:`.cells`), one group per seed, run by the study's
+``Bench`` (stored in the run folder's record store, so a resumed run measures only what is
+missing). ``gather`` turns the cells' results back into what the renderer reads: reports per
+seed (averaged when rendered), ROC scores, 2-D embeddings of the feature vectors and the
+partition summary from the first seed, and the lab's stage timings summed over cells.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sklearn.decomposition import PCA
-from sklearn.manifold import TSNE
 
-from recprivacy.attacks.membership import AttackSpec, LabOptions, MembershipLab
+from recprivacy.attacks.membership import AttackSpec, LabOptions
 from recprivacy.data.interactions import Interactions
-from recprivacy.defenses.popularity_randomization import PopularityRandomization
+from recprivacy.experiments.kit import Bench, Cell, CellResult
+from recprivacy.experiments.membership.cells import SECONDS, MembershipGrid, hit_rate_key, plan_cells, randomizer, setting_spec
 from recprivacy.experiments.membership.options import MembershipOptions
 from recprivacy.experiments.membership.plan import HitRateKey, Plan
 from recprivacy.experiments.results import Results
 from recprivacy.metrics.summary import mean_sd
+
+__all__ = ["Collected", "collect", "gather", "lab_options", "merge_plans", "randomizer"]
 
 #: attack metrics averaged over seeds
 METRICS = ("auc", "balanced_accuracy", "tpr@0.1%fpr", "tpr@1%fpr", "advantage", "precision", "recall", "accuracy")
@@ -56,12 +60,6 @@ def lab_options(o: MembershipOptions) -> LabOptions:
     )  # fmt: skip
 
 
-def randomizer(alpha: float, noise: str):
-    """The defence as the lab's ``randomize(ranking, n_users, k, seed)``, drawing from ``noise``
-    (``"secure"`` or ``"simulation"``, the config's ``noise``)."""
-    return lambda ranking, n_users, k, seed: PopularityRandomization(alpha, seed, noise).lists(ranking, n_users, k)
-
-
 def merge_plans(plans: list[Plan]) -> Plan:
     """One plan with every setting once, in first-seen order."""
 
@@ -74,43 +72,36 @@ def merge_plans(plans: list[Plan]) -> Plan:
 
 def collect(
     datasets: dict[str, Interactions], options: MembershipOptions, plan: Plan, seeds: list[int], results: Results,
-    noise: str = "secure",
-) -> Collected:
-    """Run ``plan`` once per seed; ROC curves and embeddings come from the first seed; the
-    defence's lists draw from ``noise``."""
+    bench: Bench, noise: str = "secure",
+) -> Collected:  # fmt: skip
+    """Run ``plan`` once per seed through ``bench``; the defence's lists draw from ``noise``."""
+    k_max = max([0, *(s.k for s in plan.specs)])
+    grid = MembershipGrid(results.name, datasets, lab_options(options), options.defense.alpha, noise, options.k,
+                          options.embedding, k_max, seeds[0])  # fmt: skip
+    cells = plan_cells(plan, seeds, list(datasets))
+    found = bench.run(grid, cells)
+    return gather(cells, [found[c.key] for c in cells], plan, seeds, results)
+
+
+def gather(cells: Sequence[Cell], found: Sequence[CellResult], plan: Plan, seeds: list[int], results: Results) -> Collected:
+    """What the renderer reads, from the cells' results (module docstring); stage seconds are
+    added to ``results.timings`` as ``lab:<stage>``."""
     out = Collected(seeds=list(seeds))
-    for n, seed in enumerate(seeds):
-        lab = MembershipLab(datasets, lab_options(options), seed=seed, randomize=randomizer(options.defense.alpha, noise))
-        for outcome in lab.run_all(plan.specs):
-            out.reports[outcome.spec].append(outcome.report)
-            if n == 0 and outcome.spec in plan.roc:
-                out.roc[outcome.spec] = (outcome.labels, outcome.scores)
-        for dataset, role, algorithm, defended in plan.hit_rates:
-            key = (dataset, role, algorithm, defended)
-            out.hit_rates[key].append(lab.hit_rates(dataset, role, algorithm, options.k, defended))
-        if n == 0:
-            for spec in plan.embed:
-                out.embeddings[spec] = embed(*lab.features(spec, "target"), options.embedding, seed)
-            out.groups = {name: describe_partition(lab, name) for name in datasets}
-        for stage, seconds in lab.timings.items():
-            results.timings[f"lab:{stage}"] = results.timings.get(f"lab:{stage}", 0.0) + seconds
+    for cell, result in zip(cells, found):
+        setting, values = dict(cell.setting), {m.metric: m.value for m in result.measurements if m.unit != SECONDS}
+        for m in (m for m in result.measurements if m.unit == SECONDS):
+            name = f"lab:{m.metric.removeprefix('seconds:')}"
+            results.timings[name] = results.timings.get(name, 0.0) + m.value
+        kind = setting["kind"]
+        if kind == "attack":
+            spec = setting_spec(setting)
+            out.reports[spec].append(values)
+            if setting["seed"] == seeds[0] and spec in plan.roc:
+                out.roc[spec] = (result.arrays["labels"], result.arrays["scores"])
+        elif kind == "hit_rate":
+            out.hit_rates[hit_rate_key(setting)].append(values)
+        elif kind == "embedding":
+            out.embeddings[setting_spec(setting)] = (result.arrays["points"], result.arrays["labels"])
+        else:
+            out.groups[setting["dataset"]] = {k: bool(v) if k == "implicit" else int(v) for k, v in values.items()}
     return out
-
-
-def embed(features: np.ndarray, labels: np.ndarray, method: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """2-D PCA or t-SNE embedding of the feature rows, with their labels."""
-    if method == "tsne":
-        points = TSNE(n_components=2, random_state=seed, perplexity=min(30.0, (len(features) - 1) / 3)).fit_transform(features)
-    else:
-        points = PCA(n_components=2, random_state=seed).fit_transform(features)
-    return points, labels
-
-
-def describe_partition(lab: MembershipLab, dataset: str) -> dict[str, Any]:
-    """Group sizes and item coverage of one dataset's partition (first seed)."""
-    part = lab.partition(dataset)
-    sizes = {f"{role}_{kind}": len(getattr(part.group(role), kind))
-             for role in ("shadow", "target") for kind in ("members", "nonmembers")}  # fmt: skip
-    sizes["vector_users"] = int((part.vector.user_counts() > 0).sum())
-    sizes["vector_interactions"] = len(part.vector)
-    return {**sizes, **part.coverage, "implicit": lab.datasets[dataset].ratings is None}

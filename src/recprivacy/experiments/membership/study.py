@@ -10,7 +10,8 @@ A config names the experiments (``study_options.experiments``, keys of ``plan.EX
 1. load every dataset (``data.registry.load_dataset`` with ``dataset.data_dir`` and
    ``study_options.dataset_options[name]``) and apply ``dataset.preprocessing``;
 2. for each of ``n_seeds`` seeds (``seed``, ``seed + 1``, ...), one ``MembershipLab`` runs the
-   union of the experiments' settings, training each recommender once;
+   union of the experiments' settings as study-kit cells (:mod:`.cells`), training each
+   recommender once; finished cells are stored, so an interrupted run resumes;
 3. every metric is averaged over seeds (mean and standard deviation) and each experiment is
    rendered as a table in the paper's layout with the paper's number beside ours
    (:mod:`.render`), plus ROC curves on log-log axes, heat maps and 2-D feature embeddings.
@@ -26,6 +27,7 @@ from recprivacy.config import Config
 from recprivacy.data.interactions import Interactions
 from recprivacy.data.preprocess import preprocess
 from recprivacy.data.registry import load_dataset
+from recprivacy.experiments.kit import Bench
 from recprivacy.experiments.membership.collect import collect, merge_plans
 from recprivacy.experiments.membership.options import MembershipOptions
 from recprivacy.experiments.membership.plan import plan_experiment
@@ -45,8 +47,9 @@ def load_datasets(config: Config, options: MembershipOptions) -> dict[str, Inter
     return out
 
 
-def run_membership(config: Config, options: MembershipOptions) -> Results:
-    """The ``membership`` study (see module docstring)."""
+def run_membership(config: Config, options: MembershipOptions, bench: Bench | None = None) -> Results:
+    """The ``membership`` study (see module docstring); its cells run on ``bench`` (default: in
+    this process, records in memory; ``recprivacy run`` passes the run folder's store)."""
     results = new_results(config)
     with results.timed("load_data"):
         datasets = load_datasets(config, options)
@@ -54,7 +57,7 @@ def run_membership(config: Config, options: MembershipOptions) -> Results:
     results.dataset = datasets[names[0]].fingerprint()
     plans = {name: plan_experiment(name, options, names) for name in options.experiments}
     seeds = [config.seed + i for i in range(options.n_seeds)]
-    collected = collect(datasets, options, merge_plans(list(plans.values())), seeds, results, config.noise)
+    collected = collect(datasets, options, merge_plans(list(plans.values())), seeds, results, bench or Bench(), config.noise)
     results.seeds.update({f"seed{i}": s for i, s in enumerate(seeds)})
     with results.timed("render"):
         render(results, options, names, plans, collected)
