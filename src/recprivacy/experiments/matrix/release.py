@@ -54,6 +54,7 @@ from recprivacy.experiments.matrix.world import World
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.train import PreparedData
 from recprivacy.experiments.upcsdg.audit import SyntheticReleaseOptions
+from recprivacy.experiments.upcsdg.options import GeneratorParams
 from recprivacy.experiments.upcsdg.release import fit_generator, judged_recovery
 from recprivacy.models import make_model
 from recprivacy.models.base import Recommender
@@ -66,9 +67,12 @@ RAW_RELEASE = ("does not apply: without a defence the raw data is released; noth
 
 class ReleaseOptions(SyntheticReleaseOptions):
     """The audit's synthetic-release options (share ``k`` replaced, cap ``gamma``, ``generator``
-    parameters of ``UPCSDG``, the recovery attacker's ``attack_k``; the audit's defaults), a UPC-SDG
-    row for ``gamma`` and for each of ``more_gammas``, and the recovery attacker's threat model."""
+    parameters of ``UPCSDG``, the recovery attacker's ``attack_k``; the audit's defaults, except
+    that the generator scores every item as published, ``pool_size=None``, where the audit pools
+    candidates on large catalogues), a UPC-SDG row for ``gamma`` and for each of ``more_gammas``,
+    and the recovery attacker's threat model."""
 
+    generator: GeneratorParams = Field(default_factory=lambda: {"pool_size": None})
     more_gammas: list[float] = Field(default_factory=list)
     informed: bool = False
 

@@ -83,6 +83,8 @@ class UploadCellOptions(StudyOptions):
     seeds: PositiveInt = 3
     attackers: list[Literal["dnn", "tree", "svc", "knn"]] = Field(default_factory=lambda: ["knn", "tree"], min_length=1)
     federated: dict[str, Any] = Field(default_factory=lambda: {"local_epochs": 2, "batch_size": 32, "lr": 0.05})
+    #: per-method changes to ``federated`` (F-DPMF's federated MF diverges in round 1 at lr 0.05)
+    per_method: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"fdpmf": {"lr": 0.01}})
 
     @field_validator("federated")
     @classmethod
@@ -93,10 +95,18 @@ class UploadCellOptions(StudyOptions):
         FederatedOptions.model_validate(value)
         return value
 
-    def study_options(self) -> FederatedOptions:
-        """The federated study's options for these runs (attack round: every client)."""
-        return FederatedOptions(**self.federated, model=self.model, dims=[self.dim], rounds=self.rounds,
-                                clients_per_round=self.clients_per_round, eval_every=self.rounds,
+    @field_validator("per_method")
+    @classmethod
+    def _per_method(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Keys are upload defences (or ``none``), values valid ``federated`` blocks."""
+        if unknown := sorted(set(value) - set(TITLES) - {"none"}):
+            raise ValueError(f"unknown methods {unknown}; expected some of {['none', *TITLES]}")
+        return {method: cls._passed_through(block) for method, block in value.items()}
+
+    def study_options(self, method: str = "none") -> FederatedOptions:
+        """The federated study's options for ``method``'s run (attack round: every client)."""
+        return FederatedOptions(**{**self.federated, **self.per_method.get(method, {})}, model=self.model, dims=[self.dim],
+                                rounds=self.rounds, clients_per_round=self.clients_per_round, eval_every=self.rounds,
                                 attack_clients="all", engine="simulator")  # fmt: skip
 
 
@@ -111,12 +121,12 @@ def uploads_column(config: Config, options: Any, data: PreparedData, worlds: lis
     docstring); ``options``: the ``MatrixOptions`` (its ``uploads`` and ``attribute``)."""
     o = options.uploads
     sample = federated_sample(data, o.max_users, config.seed)
-    fed_options, feats = o.study_options(), user_features(sample.train)
+    feats = user_features(sample.train)
     y_all, names = attribute_labels(sample.full, options.attribute)
 
     def run(method: str) -> TrainedMethod:
         with results.timed(f"matrix:uploads {method}"):
-            return train_method(config, fed_options, method, sample.train, feats, o.dim)
+            return train_method(config, o.study_options(method), method, sample.train, feats, o.dim)
 
     def judge(x_fit: np.ndarray, x: np.ndarray, users: np.ndarray) -> Judged:
         return attribute_judged(x_fit, x, y_all[users], len(names), o.zeta, o.seeds, o.attackers, "weighted_f1")
@@ -167,10 +177,16 @@ def uploads_text(o: UploadCellOptions, pure: Cell) -> str:
             f"(d = {o.dim}) trained by the federated study's simulator on a seeded sample of at most {o.max_users} "
             f"members, {o.rounds} rounds with {o.clients_per_round:g} of them per round, {f.local_epochs} local epochs "
             f"of batch {f.batch_size} at lr {f.lr:g} (reduced from the paper's 100 rounds of 5 local epochs of batch 32 "
-            f"on every user), then one attack round in which every sampled client uploads. The server's attackers "
+            f"on every user{_per_method_text(o)}), then one attack round in which every sampled client uploads. The server's attackers "
             f"({', '.join(o.attackers)}) read each client's pseudo-gradient over all components, know the attribute "
             f"of {o.zeta:.0%} of the clients ({o.seeds} splits pooled) and are judged on weighted F1 against the "
             f"better of the majority-class and uniform guess; frozen attackers are trained on Pure FedRec's uploads. "
             f"The no-defence row's uploads cell is Pure FedRec ({name}: {value.value:.4f} [{value.low:.4f}, "
             f"{value.high:.4f}]); each upload defence's utility cost is its federated model's Recall@10 against Pure "
             f"FedRec's on the same users. Only the uploads column applies to these rows.")
+
+
+def _per_method_text(o: UploadCellOptions) -> str:
+    changes = "; ".join(f"{TITLES.get(m, m).split(' (')[0]}: " + ", ".join(f"{k} {v}" for k, v in block.items())
+                        for m, block in o.per_method.items())  # fmt: skip
+    return f"; except {changes}" if changes else ""
