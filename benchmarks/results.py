@@ -396,7 +396,8 @@ def upcsdg(records: Path) -> str:
         "\"+\" is k = 0.2, γ = 0.9; \"−\" is k = 0.8, γ = 0.1. Measured with the soft γ cap (before issue 29). "
         + provenance(rs, name), "### Recall@20 kept, % of the original (history masked in brackets)", upcsdg_retained(rs),
         "### Table 3: BPR-MF Recall@20 at γ = 0.9 by k (ours / paper, Office)", upcsdg_table3(rs),
-        "### Privacy grid on Amazon Musical Instruments (BPR-MF)", upcsdg_grid(rs)])  # fmt: skip
+        "### Privacy grid on Amazon Musical Instruments (BPR-MF)", upcsdg_grid(rs),
+        *transcribed_tables(records, "upcsdg_diagnostics.jsonl")])  # fmt: skip
 
 
 def upcsdg_privacy_row(record: dict, name: str) -> list[str]:
