@@ -270,7 +270,7 @@ def exposure(records: Path) -> str:
         "the user's logged items (the paper's candidate set). The paper's numbers are on MIND, so they are context, not a target.",
         "### Reproduction tables (Tables 3-6, slate sweep)", *(s.strip().replace("## ", "#### ", 1) for s in study.summary(attack)),
         "### Protection on ml-1m (Figs. 8-13, seed 0)", exposure_protection(read_jsonl(records / EXPOSURE_FILES[2])),
-        *transcribed_tables(records, "exposure_end_to_end_quality.jsonl")])
+        *transcribed_tables(records, "exposure_ml1m_protection_pilot.jsonl"), *transcribed_tables(records, "exposure_end_to_end_quality.jsonl")])
 
 
 def exposure_protection(records: list[dict]) -> str:
@@ -333,6 +333,7 @@ def exposure_defence_rows(records: list[dict]) -> list[list[str]]:
 
 
 DIPSGNN_PAPER_COLUMN = {"ml-1m": "ML-1M", "yelp": "Yelp"}
+DIPSGNN_TRANSCRIBED = ("dipsgnn_table2_comparisons.jsonl", "dipsgnn_fig7_ablation.jsonl", "dipsgnn_sweeps_seed0.jsonl")
 
 
 def dipsgnn(records: Path) -> str:
@@ -346,7 +347,7 @@ def dipsgnn(records: Path) -> str:
              "per-forward-pass ε2 = 5. " + provenance(list(ml1m.values()), name)]
     for dataset in dict.fromkeys(r["dataset"] for r in rs):
         parts += [f"### Table 2 on {dataset}", dipsgnn_table([r for r in rs if r["dataset"] == dataset])]
-    parts += [*transcribed_tables(records, "dipsgnn_fig7_ablation.jsonl"), *transcribed_tables(records, "dipsgnn_sweeps_seed0.jsonl")]
+    parts += [part for extra in DIPSGNN_TRANSCRIBED for part in transcribed_tables(records, extra)]
     return "\n\n".join(parts)
 
 
