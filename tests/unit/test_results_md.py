@@ -111,3 +111,10 @@ def test_a_transcribed_row_shows_each_value_shape_and_the_papers_number_beside_o
 def test_a_paper_cell_missing_from_the_reference_is_a_one_line_error(results):
     with pytest.raises(SystemExit, match=r"paper 001 reference.yaml: no cell \['Table 5', 'X', 'I'\]"):
         results.paper_cell("001", {"cells": [["Table 5", "I", "I"], ["Table 5", "X", "I"]]}, 3)
+
+
+def test_the_records_readme_lists_every_record_file():
+    folder = ROOT / "benchmarks" / "results"
+    listed = (folder / "README.md").read_text(encoding="utf-8")
+    missing = [p.name for p in sorted(folder.iterdir()) if p.name != "README.md" and f"| `{p.name}` |" not in listed]
+    assert missing == [], f"benchmarks/results/README.md does not list {missing}"
