@@ -123,9 +123,13 @@ def paper_cell(paper: str, spec: dict, digits: int) -> str:
     if None in values:
         raise SystemExit(f"error: paper {paper} reference.yaml: no cell {spec['cells'][values.index(None)]}")
     how = spec.get("reduce", "value")
-    text = {"value": lambda: f"{values[0]:.{digits}f}", "mean": lambda: f"{statistics.mean(values):.{digits}f}",
-            "range": lambda: f"{min(values):.{digits}f}-{max(values):.{digits}f}",
-            "list": lambda: " / ".join(f"{v:.{digits}f}" for v in values)}[how]()
+    if how not in ("value", "mean", "range", "list"):
+        raise SystemExit(f"error: paper {paper}: reduce {how!r} is not one of value, mean, range, list")
+    if how in ("range", "list"):
+        shown_values = [min(values), max(values)] if how == "range" else values
+        text = ("-" if how == "range" else " / ").join(f"{v:.{digits}f}" for v in shown_values)
+    else:
+        text = f"{statistics.mean(values) if how == 'mean' else values[0]:.{digits}f}"
     return text + (f" ({spec['note']})" if "note" in spec else "")
 
 

@@ -118,3 +118,8 @@ def test_the_records_readme_lists_every_record_file():
     listed = (folder / "README.md").read_text(encoding="utf-8")
     missing = [p.name for p in sorted(folder.iterdir()) if p.name != "README.md" and f"| `{p.name}` |" not in listed]
     assert missing == [], f"benchmarks/results/README.md does not list {missing}"
+
+
+def test_an_unknown_reduction_of_paper_cells_is_a_one_line_error(results):
+    with pytest.raises(SystemExit, match=r"paper 001: reduce 'median' is not one of value, mean, range, list"):
+        results.paper_cell("001", {"cells": [["Table 5", "I", "I"]], "reduce": "median"}, 3)
