@@ -1,14 +1,16 @@
 """Write ``RESULTS.md`` from the committed records in ``benchmarks/results/`` (``make results``).
 
 For each of the five systems: a headline table (our number with its spread, the paper's number,
-the reading, a link to the record), then the reproduction tables, all computed from the records
-and the papers' numbers in ``src/recprivacy/papers/<id>/reference.yaml``. Nothing is typed in
-here: the systems whose run files were lost (DIPSGNN, UPC-SDG) have records transcribed from
-``BENCHMARKS.md`` with the date, command, machine and commit of the measurement.
+the reading, a link to the record), then the reproduction tables; then the shared recommenders.
+All of it is computed from the records and the papers' numbers in
+``src/recprivacy/papers/<id>/reference.yaml``. Nothing is typed in here: runs whose files were lost
+have records transcribed from ``BENCHMARKS.md`` with the date, command, machine and commit of the
+measurement, and one renderer (``transcribed_tables``) prints every such file, row by row, with the
+paper's cells beside ours.
 
 Decision: the spread says what the record allows. A 95% t interval over seeds where the record
 holds one (membership), otherwise mean ± sample sd over the seeds (exposure, DIPSGNN, federated),
-or the range over a grid's cells (UPC-SDG privacy). The output has no generation date, so the
+or the range over a grid's cells or targets (UPC-SDG privacy, the popularity-randomization rows). The output has no generation date, so the
 file changes only when a record or the code changes; ``tests/unit/test_results_md.py`` regenerates
 it and compares byte for byte.
 
@@ -78,15 +80,88 @@ def machine_text(machine: str | dict) -> str:
 
 
 def provenance(records: list[dict], name: str) -> str:
-    """Where transcribed records came from: source, date, machine and commit of the first record."""
-    r = records[0]
-    return f"Record {link(name)}: {r['source']}; measured {r['date']} on {r['machine']}, commit {r['commit']}."
+    """Where transcribed records came from: their source, date, command, machine and commit (each
+    distinct value once, in record order, so records of different runs all show)."""
+
+    def distinct(key: str) -> str:
+        return " | ".join(dict.fromkeys(str(r[key]) for r in records))
+
+    return (f"Record {link(name)}: {distinct('source')}; measured {distinct('date')} on {distinct('machine')}, "
+            f"commit {distinct('commit')}; command: `{distinct('command')}`.")
+
+
+# ---------------------------------------------------------------------------- transcribed tables
+#
+# A transcribed record is one row of a table the prose printed: ``table`` (its title), ``row`` (the
+# row's labels), ``values`` (column -> value) and optionally ``paper`` ({"id", "columns": {column:
+# {"cells": [[table, row, column], ...], "reduce": "value" | "mean" | "range" | "list", "note"}}}),
+# the paper's number read from its reference.yaml. A value is a number, a list (shown a / b), a
+# {"mean", "sd"}, a range {"low", "high"} (with "mean" in front when given), or a paired difference
+# {"diff", "p", "agree", "of"}, or text where the prose printed fewer digits than the others;
+# ``digits`` (default 3) is how the prose printed them.
+
+
+def shown(value: float | str | list | dict, digits: int) -> str:
+    """One transcribed value as the prose printed it (text is kept as it is)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return " / ".join(shown(v, digits) for v in value)
+    if not isinstance(value, dict):
+        return f"{value:.{digits}f}"
+    if "sd" in value:
+        return f"{value['mean']:.{digits}f} ± {value['sd']:.{digits}f}"
+    if "diff" in value:
+        return f"{value['diff']:+.{digits}f} (p = {value['p']:g}, {value['agree']} of {value['of']} seeds)"
+    spread = f"{value['low']:g}-{value['high']:g}"
+    return f"{value['mean']:.{digits}f} ({spread})" if "mean" in value else spread
+
+
+def paper_cell(paper: str, spec: dict, digits: int) -> str:
+    """The paper's number(s) for one column: its cells in reference.yaml, reduced as the record says."""
+    values = [reference(paper).value(*cell) for cell in spec["cells"]]
+    if None in values:
+        raise SystemExit(f"error: paper {paper} reference.yaml: no cell {spec['cells'][values.index(None)]}")
+    how = spec.get("reduce", "value")
+    if how not in ("value", "mean", "range", "list"):
+        raise SystemExit(f"error: paper {paper}: reduce {how!r} is not one of value, mean, range, list")
+    if how in ("range", "list"):
+        shown_values = [min(values), max(values)] if how == "range" else values
+        text = ("-" if how == "range" else " / ").join(f"{v:.{digits}f}" for v in shown_values)
+    else:
+        text = f"{statistics.mean(values) if how == 'mean' else values[0]:.{digits}f}"
+    return text + (f" ({spec['note']})" if "note" in spec else "")
+
+
+def transcribed_cells(record: dict) -> dict[str, str]:
+    """A record's row as column -> text; the paper's number joins its column as "ours; paper theirs"
+    when the record has that column, otherwise it gets a column of its own."""
+    digits = record.get("digits", 3)
+    cells = {**record["row"], **{k: shown(v, digits) for k, v in record["values"].items()}}
+    paper = record.get("paper", {"columns": {}})
+    for column, spec in paper["columns"].items():
+        theirs = paper_cell(paper["id"], spec, digits)
+        key = column if column in cells else f"paper: {column}"
+        cells[key] = f"{cells[key]}; paper {theirs}" if key in cells else theirs
+    return cells
+
+
+def transcribed_tables(records: Path, name: str) -> list[str]:
+    """Every table of a transcribed record file: a heading, its provenance, the table."""
+    rows = read_jsonl(records / name)
+    parts = []
+    for title in dict.fromkeys(r["table"] for r in rows):
+        mine = [transcribed_cells(r) for r in rows if r["table"] == title]
+        columns = list(dict.fromkeys(k for cells in mine for k in cells))
+        parts += [f"### {title}", provenance([r for r in rows if r["table"] == title], name),
+                  markdown_table({"columns": columns, "rows": [[cells.get(c, "—") for c in columns] for cells in mine]})]
+    return parts
 
 
 # ---------------------------------------------------------------------------- paper 001
 
 
-MEMBERSHIP_FILES = ("membership_paper_main.jsonl", "membership_protocols.json")
+MEMBERSHIP_FILES = ("membership_paper_main.jsonl", "membership_protocols.json", "membership_paper_extended.jsonl")
 #: the paper's Assumption I table for each dataset (Beauty and LastFM stand in for its ADM and lf-2k)
 MEMBERSHIP_PAPER = {"ml-1m": ("Table 5", "ml-1m"), "s3rec-beauty": ("Table 3", "ADM"), "s3rec-lastfm": ("Table 4", "lf-2k")}
 LETTER = {"itemcf": "I", "lfm": "L", "ncf": "N"}  # the paper's names of the targets
@@ -97,7 +172,9 @@ def membership(records: Path) -> str:
     trivial statistic under the served and the paper protocol (ml-100k)."""
     main = read_jsonl(records / MEMBERSHIP_FILES[0])
     data = json.loads(read_text(records / MEMBERSHIP_FILES[1]))
-    rows = [membership_main_row(r) for r in main if r["dataset"] == "ml-1m"] + membership_protocol_rows(data["summary"])
+    extended = read_jsonl(records / MEMBERSHIP_FILES[2])
+    rows = ([membership_main_row(r) for r in main if r["dataset"] == "ml-1m"] + membership_extended_rows(extended)
+            + membership_protocol_rows(data["summary"]))
     meta = data["meta"]
     return "\n\n".join([
         "## Membership inference + popularity randomization (paper 001)", headline(rows),
@@ -110,7 +187,28 @@ def membership(records: Path) -> str:
         markdown_table({"columns": ["target", "protocol", "attack / baseline", "ROC AUC", "95% t interval", "TPR@1%FPR"],
                         "rows": [[s["algorithm"], s["protocol"], f"{s['kind']}: {s['name']}", f"{s['auc']['value']:.3f}",
                                   f"[{s['auc']['low']:.3f}, {s['auc']['high']:.3f}]", f"{s['tpr@1%fpr']['value']:.3f}"]
-                                 for s in data["summary"]]})])  # fmt: skip
+                                 for s in data["summary"]]}),
+        *transcribed_tables(records, MEMBERSHIP_FILES[2])])  # fmt: skip
+
+
+def membership_extended_rows(records: list[dict]) -> list[list[str]]:
+    """Headline: Assumption II on ml-1m against the mean of the paper's Table 5, and popularity
+    randomization as the paper measures it beside an adversary that knows the defence."""
+    a2 = next(r for r in records if r["table"].startswith("Assumption II") and r["row"]["dataset"] == "ml-1m")
+    defence = [r for r in records if r["table"].startswith("Popularity randomization")]
+    naive, aware = defence[0]["values"], next(r for r in defence if r["row"]["targets"] == "LFM and NCF, MovieLens")["values"]
+    name = MEMBERSHIP_FILES[2]
+    return [
+        ["ml-1m, Assumption II (shadow and target of different algorithms): ROC AUC of the paper's MLP attack, mean of the 9 cells",
+         shown(a2["values"]["ROC AUC"], 3), "5 seeds per cell (no interval recorded)",
+         paper_cell("001", a2["paper"]["columns"]["balanced accuracy"], 3), f"balanced accuracy {shown(a2['values']['balanced accuracy'], 3)}",
+         link(name)],
+        ["popularity randomization (α = 0.1), LFM and NCF targets on 4 datasets: balanced accuracy of the paper's attack",
+         shown(naive["balanced accuracy"], 3), "range over the 8 targets, 5 seeds each",
+         paper_cell("001", defence[0]["paper"]["columns"]["balanced accuracy"], 3),
+         f"a blind guess on the paper's metric, but ROC AUC {shown(naive['ROC AUC'], 3)} is an inverted leak (flipped: "
+         f"{shown(naive['ROC AUC, decision flipped'], 3)}); a shadow that randomizes too: ROC AUC {shown(aware['ROC AUC'], 3)} on MovieLens",
+         link(name)]]  # fmt: skip
 
 
 def membership_paper(record: dict) -> str:
@@ -177,7 +275,8 @@ def exposure(records: Path) -> str:
         "Simulated exposure on ml-1m (slates of N = 10, M = 5 clicks); the attacker ranks either the whole catalogue or "
         "the user's logged items (the paper's candidate set). The paper's numbers are on MIND, so they are context, not a target.",
         "### Reproduction tables (Tables 3-6, slate sweep)", *(s.strip().replace("## ", "#### ", 1) for s in study.summary(attack)),
-        "### Protection on ml-1m (Figs. 8-13, seed 0)", exposure_protection(read_jsonl(records / EXPOSURE_FILES[2]))])
+        "### Protection on ml-1m (Figs. 8-13, seed 0)", exposure_protection(read_jsonl(records / EXPOSURE_FILES[2])),
+        *transcribed_tables(records, "exposure_ml1m_protection_pilot.jsonl"), *transcribed_tables(records, "exposure_end_to_end_quality.jsonl")])
 
 
 def exposure_protection(records: list[dict]) -> str:
@@ -240,6 +339,7 @@ def exposure_defence_rows(records: list[dict]) -> list[list[str]]:
 
 
 DIPSGNN_PAPER_COLUMN = {"ml-1m": "ML-1M", "yelp": "Yelp"}
+DIPSGNN_TRANSCRIBED = ("dipsgnn_table2_comparisons.jsonl", "dipsgnn_fig7_ablation.jsonl", "dipsgnn_sweeps_seed0.jsonl")
 
 
 def dipsgnn(records: Path) -> str:
@@ -250,9 +350,10 @@ def dipsgnn(records: Path) -> str:
     rows = [dipsgnn_row(ml1m[m], ml1m["SRGNN"], name) for m in ("DIPSGNN", "SRGNN", "EdgeRand", "DPMF_imp", "DPSGD", "DIPSGNN_legacy")]
     parts = ["## DIPSGNN: differentially private sequential recommendation (paper 002)", headline(rows),
              "Recall@20 x100 over all items, history not masked; the composed ε is the whole run's, from the paper's "
-             "per-forward-pass ε2 = 5. " + provenance(rs, name)]
+             "per-forward-pass ε2 = 5. " + provenance(list(ml1m.values()), name)]
     for dataset in dict.fromkeys(r["dataset"] for r in rs):
         parts += [f"### Table 2 on {dataset}", dipsgnn_table([r for r in rs if r["dataset"] == dataset])]
+    parts += [part for extra in DIPSGNN_TRANSCRIBED for part in transcribed_tables(records, extra)]
     return "\n\n".join(parts)
 
 
@@ -302,7 +403,8 @@ def upcsdg(records: Path) -> str:
         "\"+\" is k = 0.2, γ = 0.9; \"−\" is k = 0.8, γ = 0.1. Measured with the soft γ cap (before issue 29). "
         + provenance(rs, name), "### Recall@20 kept, % of the original (history masked in brackets)", upcsdg_retained(rs),
         "### Table 3: BPR-MF Recall@20 at γ = 0.9 by k (ours / paper, Office)", upcsdg_table3(rs),
-        "### Privacy grid on Amazon Musical Instruments (BPR-MF)", upcsdg_grid(rs)])  # fmt: skip
+        "### Privacy grid on Amazon Musical Instruments (BPR-MF)", upcsdg_grid(rs),
+        *transcribed_tables(records, "upcsdg_diagnostics.jsonl")])  # fmt: skip
 
 
 def upcsdg_privacy_row(record: dict, name: str) -> list[str]:
@@ -349,6 +451,7 @@ def upcsdg_grid(records: list[dict]) -> str:
 
 FEDERATED_FILES = ("federated_ml1m_table2.jsonl", "federated_ml1m_table3.jsonl", "federated_ml100k_table2.jsonl",
                    "federated_ml100k_tables3-7.jsonl")  # fmt: skip
+FEDERATED_TRANSCRIBED = ("federated_ml100k_table2_noise.jsonl", "federated_coat.jsonl")
 F1 = "d=64/{attribute}/zeta=0.1/dnn/all/weighted_f1_mean"
 
 
@@ -360,14 +463,38 @@ def federated(records: Path) -> str:
     table2 = summaries[FEDERATED_FILES[0]]["ml-1m-table2"]
     blind = read_jsonl(records / FEDERATED_FILES[0])[0]["metrics"]
     rows = [federated_row(table2, m, a, blind, FEDERATED_FILES[0]) for a in ("gender", "age") for m in ("none", "apm", "ldp")]
+    rows += federated_transcribed_rows(read_jsonl(records / FEDERATED_TRANSCRIBED[0]), FEDERATED_TRANSCRIBED[0])
     parts = ["## Federated attribute inference + APM (paper 004)", headline(rows),
              "DNN attacker's weighted F1 at ζ = 0.1 (share of users whose attribute the attacker knows), mean ± sample sd "
-             "over seeds; lower is more private. The ml-100k Pure FedRec / APM / uniform-noise Table II runs predate the "
-             "record files and are not here yet."]
+             "over seeds; lower is more private."]
     for name, summary in summaries.items():
         for config, s in summary.items():
             parts += [f"### {config} ({s['dataset']}, {s['model']}; {link(name)})", federated_table(s)]
+    parts += [part for name in FEDERATED_TRANSCRIBED for part in transcribed_tables(records, name)]
     return "\n\n".join(parts)
+
+
+def against_pure(method: str, value: float, pure: float) -> str:
+    """The reading of a defence's attacker F1 against Pure FedRec's (nothing for Pure itself)."""
+    return "" if method == "none" else ("backfires: above Pure; " if value > pure else "below Pure; ")
+
+
+def federated_transcribed_rows(records: list[dict], name: str) -> list[list[str]]:
+    """Headline: the DNN's gender F1 on ml-100k against Pure FedRec, APM and uniform LDP, with the
+    majority guess, the decision tree (the attacker that finds the leak) and Hit@20."""
+    from recprivacy.experiments.federated.options import METHOD_LABELS
+
+    table2 = {r["key"]: r for r in records if "key" in r}
+    blind, pure = table2["blind"]["values"]["DNN gender"], table2["none"]["values"]["DNN gender"]["mean"]
+    rows = []
+    for method in ("none", "apm", "ldp"):
+        r = table2[method]
+        stat, tree = r["values"]["DNN gender"], r["values"]["tree gender / age"][0]
+        rows.append([f"ml-100k gender: attacker F1 against {METHOD_LABELS[method]}", f"{stat['mean']:.3f}", sd_over(stat["sd"], r["seeds"]),
+                     paper_cell("004", r["paper"]["columns"]["DNN gender"], 3),
+                     f"{against_pure(method, stat['mean'], pure)}majority guess {shown(blind, 3)}; decision tree {tree:.3f}; "
+                     f"Hit@20 {r['values']['Hit@20']['mean']:.3f}", link(name)])  # fmt: skip
+    return rows
 
 
 def federated_row(summary: dict, method: str, attribute: str, first: dict, name: str) -> list[str]:
@@ -378,10 +505,9 @@ def federated_row(summary: dict, method: str, attribute: str, first: dict, name:
     guess = first[F1.format(attribute=attribute).replace("weighted_f1_mean", "blind_weighted_f1")]
     hit = summary["methods"][method]["metrics"]["d=64/hit@20"]["mean"]
     pure = summary["methods"]["none"]["metrics"][F1.format(attribute=attribute)]["mean"]
-    verdict = "" if method == "none" else ("backfires: above Pure; " if stat["mean"] > pure else "below Pure; ")
     return [f"{summary['dataset']} {attribute}: attacker F1 against {METHOD_LABELS[method]}", f"{stat['mean']:.3f}",
             sd_over(stat["std"], stat["n"]), paper_text(paper_f1(summary["dataset"], summary["model"], method, attribute, 0.1)),
-            f"{verdict}blind guess {guess:.3f}; Hit@20 {hit:.3f}", link(name)]  # fmt: skip
+            f"{against_pure(method, stat['mean'], pure)}blind guess {guess:.3f}; Hit@20 {hit:.3f}", link(name)]  # fmt: skip
 
 
 def federated_table(summary: dict) -> str:
@@ -403,6 +529,37 @@ def federated_table(summary: dict) -> str:
     paired = [f"- {q['pair']} ({q['attribute']}, {q['attacker']}): {q['mean_difference']:+.3f}, paired p = {q['p_value']:.2f}, "
               f"lower in {q['seeds_lower']} of {len(q['seeds'])} seeds" for q in summary["paired"]]  # fmt: skip
     return "\n\n".join([table, *(["\n".join(paired)] if paired else [])])
+
+
+# ---------------------------------------------------------------------------- the recommenders
+
+
+SPEED_FILES = {"model_speed_before.json": "commit 0615fe3 (dense Adam)", "model_speed_before_sgd.json": "commit 3438802 (row-wise Adam)",
+               "model_speed.json": "LearnBPR (the default now)", "model_speed_lfm.json": "LFM re-run"}
+
+
+def recommenders(records: Path) -> str:
+    """The shared recommenders' quality on ml-100k: the foundation table, Recall@20 across the
+    model-speed records, and users served from their histories (speed and memory: BENCHMARKS.md)."""
+    speed = {name: json.loads(read_text(records / name)) for name in SPEED_FILES}
+    serving = json.loads(read_text(records / "serving-temporal.json"))
+    return "\n\n".join([
+        "## Recommenders (the shared foundation, ml-100k)", *transcribed_tables(records, "recommenders_ml100k.jsonl"),
+        "### Recall@20 in the model-speed records (issue 33; seed 0, per-user random 8:1:1 split)",
+        "\n".join(f"- {link(name)}: `{r['command']}`, {r['date']}" + (f"; {r['code']}" if "code" in r else "") for name, r in speed.items()),
+        markdown_table({"columns": ["model", *SPEED_FILES.values()],
+                        "rows": [[model, *(recall_of(r, model) for r in speed.values())]
+                                 for model in dict.fromkeys(m["model"] for r in speed.values() for m in r["results"])]}),
+        f"### Users not seen in training ({link('serving-temporal.json')})",
+        f"`{serving['command']}`, {serving['date']} on {machine_text(serving['machine'])}: {serving['dataset']}, 20% of the users held "
+        "out of training; each gives its earliest 80% as history and is scored on the rest (history masked).",
+        markdown_table({"columns": ["model", "Recall@20", "held-out users"],
+                        "rows": [[r["model"], f"{r['recall@20']:.3f}", str(r["new_users"])] for r in serving["rows"]]})])  # fmt: skip
+
+
+def recall_of(record: dict, model: str) -> str:
+    """A speed record's Recall@20 for one model, or a dash when the record did not run it."""
+    return next((f"{m['recall@20']:.4f}" for m in record["results"] if m["model"] == model), "—")
 
 
 # ---------------------------------------------------------------------------- the file
@@ -457,14 +614,16 @@ def matrix_cell(cells: list[dict], defence: str, attack: str) -> str:
     return f"{best['value']:.3f} [{best['low']:.3f}, {best['high']:.3f}] {best['attacker']}, {best['verdict'].split(':')[0]}{change}"
 
 
-SECTIONS: tuple[Callable[[Path], str], ...] = (exposure, membership, dipsgnn, upcsdg, federated, matrix)
+SECTIONS: tuple[Callable[[Path], str], ...] = (exposure, membership, dipsgnn, upcsdg, federated, recommenders, matrix)
 INTRO = """# Results
 
 Generated by `make results` (`benchmarks/results.py`) from the records in `benchmarks/results/` and the
 papers' numbers in `src/recprivacy/papers/<id>/reference.yaml`; do not edit by hand. Each system opens with
 a headline table: our number, its spread (a 95% t interval over seeds where the record has one, otherwise
 ± the sample sd over seeds), the paper's number where it reports one on a comparable cell, the reading
-against the strongest blind or trivial baseline, and the record it comes from. Speed and memory are in
+against the strongest blind or trivial baseline, and the record it comes from; its reproduction tables
+follow, those transcribed from earlier prose with the source, date, command, machine and commit they
+carry. The shared recommenders' quality comes after the five systems. Speed and memory are in
 `BENCHMARKS.md`; the prose behind each number (protocols, why we differ) is in `docs/reproduction-notes.md`."""
 
 

@@ -43,12 +43,22 @@ def write_membership(folder: Path) -> None:
             "dataset": "ml-1m", "assumption": "I", "target": "lfm", "seeds": 5, "roc_auc": {"mean": 0.9, "sd": 0.01},
             "balanced_accuracy": 0.8}
     (folder / "membership_paper_main.jsonl").write_text(json.dumps(main) + "\n")
+    common = {"source": "hand-made", "date": "2026-01-01", "machine": "test", "commit": "abc1234", "command": "none"}
+    extended = [{**common, "table": "Assumption II", "row": {"dataset": "ml-1m"}, "values": {"ROC AUC": 0.98, "balanced accuracy": 0.9},
+                 "paper": {"id": "001", "columns": {"balanced accuracy": {"cells": [["Table 5", "L", "L"]]}}}},
+                {**common, "table": "Popularity randomization", "row": {"targets": "LFM and NCF, all 4 datasets"},
+                 "values": {"ROC AUC": {"low": 0.15, "high": 0.35}, "ROC AUC, decision flipped": {"low": 0.65, "high": 0.85},
+                            "balanced accuracy": {"low": 0.42, "high": 0.51}},
+                 "paper": {"id": "001", "columns": {"balanced accuracy": {"cells": [["Figure 12", "ml-1m/L", "alpha=0.1"]]}}}},
+                {**common, "table": "Popularity randomization", "row": {"targets": "LFM and NCF, MovieLens"},
+                 "values": {"ROC AUC": {"low": 0.93, "high": 0.99}}}]
+    (folder / "membership_paper_extended.jsonl").write_text("".join(json.dumps(r) + "\n" for r in extended))
 
 
 def test_a_headline_row_shows_value_interval_paper_and_link(results, tmp_path):
     write_membership(tmp_path)
     lines = results.membership(tmp_path).splitlines()
-    main, served, paper = [line for line in lines if line.startswith(("| ml-1m, ", "| ml-100k, itemcf"))]
+    main, served, paper = [line for line in lines if line.startswith(("| ml-1m, Assumption I, ", "| ml-100k, itemcf"))]
     # the paper's LFM target under Assumption I on ml-1m (Table 5, row and column L) is 0.871, a balanced accuracy
     assert main == ("| ml-1m, Assumption I, lfm target: ROC AUC of the paper's MLP attack | 0.900 | ± 0.010 sd over 5 seeds "
                     "| 0.871 (Table 5, ml-1m, balanced accuracy) | balanced accuracy 0.800; paper protocol, where a popularity "
@@ -70,3 +80,46 @@ def test_an_attack_whose_interval_reaches_half_is_not_above_a_blind_guess(result
 def test_a_missing_record_file_is_a_one_line_error(results, tmp_path):
     with pytest.raises(SystemExit, match=r"dipsgnn_table2.jsonl: record file not found"):
         results.dipsgnn(tmp_path)
+
+
+def test_the_transcribed_headline_rows_read_the_extended_record(results, tmp_path):
+    write_membership(tmp_path)
+    lines = results.membership(tmp_path).splitlines()
+    second, defence = [line for line in lines if line.startswith(("| ml-1m, Assumption II", "| popularity randomization"))]
+    # Table 5's L -> L cell is 0.871; Figure 12's ml-1m LFM cell after the defence is 0.500
+    assert "| 0.980 | 5 seeds per cell (no interval recorded) | 0.871 | balanced accuracy 0.900 |" in second
+    assert defence.startswith("| popularity randomization (α = 0.1), LFM and NCF targets on 4 datasets: balanced accuracy "
+                              "of the paper's attack | 0.42-0.51 | range over the 8 targets, 5 seeds each | 0.500 | ")
+    assert "ROC AUC 0.15-0.35 is an inverted leak (flipped: 0.65-0.85); a shadow that randomizes too: ROC AUC 0.93-0.99" in defence
+
+
+def test_a_transcribed_row_shows_each_value_shape_and_the_papers_number_beside_ours(results):
+    record = {"row": {"method": "APM"}, "digits": 2,
+              "values": {"plain": 0.5, "pair of values": [0.612, 0.4], "mean ± sd": {"mean": 18.914, "sd": 0.236},
+                         "range": {"low": 0.39, "high": 0.83}, "mean and range": {"mean": 0.555, "low": 0.39, "high": 0.83},
+                         "paired": {"diff": -0.0261, "p": 0.07, "agree": 4, "of": 5}},
+              "paper": {"id": "001", "columns": {
+                  "plain": {"cells": [["Table 5", "I", "I"], ["Table 5", "L", "L"]], "reduce": "mean", "note": "Table 5"},
+                  "elsewhere": {"cells": [["Table 5", "I", "I"], ["Table 5", "N", "N"], ["Table 5", "L", "L"]], "reduce": "range"}}}}
+    # Table 5: I -> I 0.998, L -> L 0.871, N -> N 0.998; the mean of the first two is 0.9345
+    assert results.transcribed_cells(record) == {
+        "method": "APM", "plain": "0.50; paper 0.93 (Table 5)", "pair of values": "0.61 / 0.40", "mean ± sd": "18.91 ± 0.24",
+        "range": "0.39-0.83", "mean and range": "0.56 (0.39-0.83)", "paired": "-0.03 (p = 0.07, 4 of 5 seeds)",
+        "paper: elsewhere": "0.87-1.00"}
+
+
+def test_a_paper_cell_missing_from_the_reference_is_a_one_line_error(results):
+    with pytest.raises(SystemExit, match=r"paper 001 reference.yaml: no cell \['Table 5', 'X', 'I'\]"):
+        results.paper_cell("001", {"cells": [["Table 5", "I", "I"], ["Table 5", "X", "I"]]}, 3)
+
+
+def test_the_records_readme_lists_every_record_file():
+    folder = ROOT / "benchmarks" / "results"
+    listed = (folder / "README.md").read_text(encoding="utf-8")
+    missing = [p.name for p in sorted(folder.iterdir()) if p.name != "README.md" and f"| `{p.name}` |" not in listed]
+    assert missing == [], f"benchmarks/results/README.md does not list {missing}"
+
+
+def test_an_unknown_reduction_of_paper_cells_is_a_one_line_error(results):
+    with pytest.raises(SystemExit, match=r"paper 001: reduce 'median' is not one of value, mean, range, list"):
+        results.paper_cell("001", {"cells": [["Table 5", "I", "I"]], "reduce": "median"}, 3)
