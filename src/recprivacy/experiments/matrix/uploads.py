@@ -83,8 +83,8 @@ class UploadCellOptions(StudyOptions):
     seeds: PositiveInt = 3
     attackers: list[Literal["dnn", "tree", "svc", "knn"]] = Field(default_factory=lambda: ["knn", "tree"], min_length=1)
     federated: dict[str, Any] = Field(default_factory=lambda: {"local_epochs": 2, "batch_size": 32, "lr": 0.05})
-    #: per-method changes to ``federated`` (F-DPMF's federated MF diverges in round 1 at lr 0.05)
-    per_method: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"fdpmf": {"lr": 0.01}})
+    #: per-method changes to ``federated`` (F-DPMF and F-GERAI diverge in round 1 at lr 0.05)
+    per_method: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"fdpmf": {"lr": 0.01}, "fgerai": {"lr": 0.01}})
 
     @field_validator("federated")
     @classmethod
