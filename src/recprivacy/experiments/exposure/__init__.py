@@ -2,8 +2,9 @@
 
 * :mod:`.options`: ``study_options`` of the study;
 * :mod:`.pairs`: the (recent clicks, exposed slate) pairs, simulated or from a log;
-* :mod:`.cells`: the attack grid (Tables 3-6) and the slate sweep (Figs. 6-7);
+* :mod:`.cells`: one attacker trained and scored (Tables 3-6, the slate sweep of Figs. 6-7);
 * :mod:`.protection`: the attack on perturbed slates (Figs. 8-13) and its paired judgement;
+* :mod:`.grid`: every attacker and protection row as a study-kit cell (resumable, in-process or Ray);
 * :mod:`.checks`: the outcome against the paper's claims;
 * :mod:`.render`: tables in the paper's layout (the paper's number beside ours) and figures;
 * :mod:`.study`: the study itself; :mod:`.audit`: the audit section.
@@ -14,6 +15,7 @@ from recprivacy.experiments.exposure.options import ExposureOptions
 from recprivacy.experiments.exposure.study import run_exposure
 from recprivacy.experiments.runner import register_study
 
-register_study("exposure", run_exposure, ExposureOptions, "exposure leakage attack and exposure perturbation (paper 000)")
+register_study("exposure", run_exposure, ExposureOptions, "exposure leakage attack and exposure perturbation (paper 000)",
+               resumable=True)
 
 __all__ = ["ExposureOptions", "run_exposure"]
