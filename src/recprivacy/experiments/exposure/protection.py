@@ -36,6 +36,8 @@ from recprivacy.models.sasrec import SASRec
 
 #: the protection rows' attacker label of the frozen attacker on wholly random slates
 FLOOR = "no-information floor"
+#: the judgement of a row whose per-pair recalls were not recorded
+NOT_JUDGED = "not judged: per-pair Rec*@10 not recorded"
 #: the floor row's selection label
 FLOOR_SELECTION = "none (every item uniform)"
 
@@ -137,7 +139,9 @@ def protection_row(options: ExposureOptions, data: ExposureData, parts: dict[str
 def judge_rows(rows: list[dict]) -> list[dict]:
     """Each row's ``change vs L = 0``: ``judge_defence`` on the paired (same pairs, bootstrap
     over users) change in Rec*@10 against the same attacker and strategy at L = 0 (the floor
-    against the frozen clean attack); "backfires" when the attacker gains."""
+    against the frozen clean attack); "backfires" when the attacker gains. A row (or its
+    reference) without the per-pair recalls (records written before they were kept) says
+    ``NOT_JUDGED`` instead."""
     clean = {(r["selection"], r["replacement"], r["attacker"]): r for r in rows if r["L"] == 0}
     frozen = next((r for r in rows if r["L"] == 0 and r["attacker"] == "frozen"), None)
     out = []
@@ -145,6 +149,9 @@ def judge_rows(rows: list[dict]) -> list[dict]:
         ref = frozen if r["attacker"] == FLOOR else clean.get((r["selection"], r["replacement"], r["attacker"]))
         if ref is None or ref is r:
             out.append({**r, "change vs L = 0": "reference"})
+            continue
+        if "pair_recall" not in r or "pair_recall" not in ref:
+            out.append({**r, "change vs L = 0": NOT_JUDGED})
             continue
         _, _, change = paired_difference_interval(weighted_mean(r["pair_recall"]), weighted_mean(ref["pair_recall"]), r["users"])
         out.append({**r, "change vs L = 0": judge_defence(change, "Rec*@10").text})
