@@ -138,6 +138,11 @@ def test_a_store_in_memory_also_skips_finished_cells():
     assert len(grid.calls) == 6 and store.path is None
 
 
+def test_a_cell_alone_is_its_own_group():
+    cells = [Cell.alone({"x": x, "seed": 0}) for x in (0, 1)]
+    assert [c.group for c in cells] == [c.key for c in cells] and cells[0].group != cells[1].group
+
+
 def test_details_round_trip_in_the_record_line_and_a_bad_one_names_it(tmp_path):
     cell, details = Cell({"x": 0, "seed": 0}), {"statement": {"epsilon": None, "notes": ["no formal guarantee"]}}
     RecordStore(tmp_path).add(cell, CellResult([], details=details))

@@ -30,7 +30,6 @@ from recprivacy.experiments.dipsgnn.options import DIPSGNNOptions
 from recprivacy.experiments.dipsgnn.sequences import SequenceData
 from recprivacy.experiments.dipsgnn.sweep import sweep_default, sweep_point
 from recprivacy.experiments.kit import Cell, CellResult, Measurement, measurements
-from recprivacy.experiments.kit.cell import setting_key
 from recprivacy.privacy.accounting import PrivacyStatement
 
 SYSTEM = "dipsgnn"
@@ -40,19 +39,14 @@ MASKED = "masked/"
 def study_cells(options: DIPSGNNOptions, backbone: dict[str, Any], has_ratings: bool) -> list[Cell]:
     """Every method at every seed, then every sweep point not taken from them (module docstring)."""
     runnable = [m for m in options.methods if has_ratings or m != "DPMF_exp"]
-    cells = [_alone({"kind": "method", "method": m, "seed": s}) for m in runnable for s in options.seeds]
+    cells = [Cell.alone({"kind": "method", "method": m, "seed": s}) for m in runnable for s in options.seeds]
     for sweep in options.sweeps:
         default = sweep_default(sweep.parameter, options, backbone)
         for value in sweep.values:
             todo = [m for m in sweep.methods if not (value == default and m in runnable) and (has_ratings or m != "DPMF_exp")]
-            cells += [_alone({"kind": "sweep", "parameter": sweep.parameter, "value": value, "method": m, "seed": s})
+            cells += [Cell.alone({"kind": "sweep", "parameter": sweep.parameter, "value": value, "method": m, "seed": s})
                       for m in todo for s in options.seeds]  # fmt: skip
     return cells
-
-
-def _alone(setting: dict[str, Any]) -> Cell:
-    """A cell that is its own group."""
-    return Cell(setting, setting_key(setting))
 
 
 @dataclass

@@ -36,7 +36,6 @@ from recprivacy.experiments.exposure.options import ExposureOptions
 from recprivacy.experiments.exposure.pairs import ExposureData
 from recprivacy.experiments.exposure.protection import prepare_protection, protection_row, protection_settings
 from recprivacy.experiments.kit import Cell, CellResult, Measurement, measurements
-from recprivacy.experiments.kit.cell import setting_key
 
 SYSTEM = "exposure"
 #: the measurement of a cell's wall seconds
@@ -60,20 +59,15 @@ def study_cells(options: ExposureOptions) -> list[Cell]:
     if "attack" in options.experiments:
         for decoder in options.decoders:
             for encoder in options.encoders:
-                cells += [_alone({"kind": "attack", "encoder": encoder, "decoder": decoder, "seed": seed, "N": options.slate_size})
+                cells += [Cell.alone({"kind": "attack", "encoder": encoder, "decoder": decoder, "seed": seed, "N": options.slate_size})
                           for seed in options.seeds]  # fmt: skip
     if "slate_sweep" in options.experiments:
-        cells += [_alone({"kind": "sweep", "encoder": options.sweep_encoder, "decoder": decoder, "seed": options.seeds[0], "N": n})
+        cells += [Cell.alone({"kind": "sweep", "encoder": options.sweep_encoder, "decoder": decoder, "seed": options.seeds[0], "N": n})
                   for n in options.slate_sizes for decoder in options.decoders]  # fmt: skip
     if "protection" in options.experiments:
         base = {"kind": "protection", "seed": options.seeds[0], "N": options.slate_size}
         cells += [Cell({**base, **row}, "protection") for row in protection_settings(options)]
     return cells
-
-
-def _alone(setting: dict[str, Any]) -> Cell:
-    """A cell that is its own group."""
-    return Cell(setting, setting_key(setting))
 
 
 @dataclass

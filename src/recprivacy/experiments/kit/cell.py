@@ -34,6 +34,12 @@ class Cell:
     setting: Mapping[str, Scalar]
     group: str = ""
 
+    @classmethod
+    def alone(cls, setting: Mapping[str, Scalar]) -> "Cell":
+        """A cell that is its own group (it shares nothing prepared with other cells), so an
+        executor may run it beside every other."""
+        return cls(setting, setting_key(setting))
+
     @property
     def key(self) -> str:
         """Canonical JSON of the setting: the cell's identity in a ``RecordStore``."""
