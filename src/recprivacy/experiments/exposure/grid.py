@@ -11,7 +11,10 @@ Cell kinds (``setting["kind"]``), each with its ``seed`` and slate size ``N``:
   ``selection``, ``replacement``, ``L`` and ``attacker``); measurements are the row's numbers,
   arrays its per-pair Rec*@10 and users (the paired judgement, ``protection.judge_rows``).
 
-Every cell also stores its wall seconds (metric ``seconds``, unit ``s``).
+Every cell also stores its wall and CPU seconds (metrics ``seconds`` and ``cpu_seconds``, unit
+``s``); an attack or sweep cell keeps its validation curve (``[epoch, Recall@10]`` rows) as an
+array. ``outcome`` turns a cell's result back into what the study measured: the dict of
+``cells.train_and_score`` or the protection row.
 
 The pairs (and the target recommender that simulated them) are built once by the study, in the
 driver, and travel with the grid: every cell reads the same pairs whichever executor runs it.
@@ -38,8 +41,8 @@ from recprivacy.experiments.exposure.protection import prepare_protection, prote
 from recprivacy.experiments.kit import Cell, CellResult, Measurement, measurements
 
 SYSTEM = "exposure"
-#: the measurement of a cell's wall seconds
-SECONDS = "seconds"
+#: the measurements of a cell's wall and CPU seconds
+SECONDS, CPU_SECONDS = "seconds", "cpu_seconds"
 #: per-pair arrays of a protection row (stored as arrays, not measurements)
 ROW_ARRAYS = ("pair_recall", "users")
 #: the setting keys of a protection row
@@ -84,10 +87,11 @@ class ExposureGrid:
         return {}
 
     def measure(self, cell: Cell, memo: dict[Any, Any]) -> CellResult:
-        setting, start = dict(cell.setting), time.perf_counter()
+        setting, start, cpu = dict(cell.setting), time.perf_counter(), time.process_time()
         values, arrays = getattr(self, f"_{setting['kind']}")(setting, memo)
         found = measurements(SYSTEM, self.study, setting, setting["seed"], values, {m: unit_of(m) for m in values})
-        found.append(Measurement(SYSTEM, self.study, setting, SECONDS, time.perf_counter() - start, setting["seed"], "s"))
+        found += [Measurement(SYSTEM, self.study, setting, SECONDS, time.perf_counter() - start, setting["seed"], "s"),
+                  Measurement(SYSTEM, self.study, setting, CPU_SECONDS, time.process_time() - cpu, setting["seed"], "s")]  # fmt: skip
         return CellResult(found, arrays)
 
     def _parts(self, memo: dict[Any, Any], n: int) -> dict[str, Any]:
@@ -99,7 +103,7 @@ class ExposureGrid:
         attack = make_attack(self.options, setting["encoder"], setting["decoder"], setting["seed"])
         scores = train_and_score(attack, self._parts(memo, setting["N"]), ks or self.options.ks)
         flat = {f"{mode}/{m}": v for mode in ("all", "user_log") for m, v in scores.pop(mode).items()}
-        return {**flat, **scores}, {}
+        return {**flat, **scores}, {"valid_curve": np.asarray(attack.history_.valid, dtype=np.float64).reshape(-1, 2)}
 
     def _sweep(self, setting: dict[str, Any], memo: dict[Any, Any]) -> tuple[dict, dict]:
         return self._attack(setting, memo, (10,))
@@ -128,26 +132,28 @@ def gather(cells: Sequence[Cell], found: Sequence[CellResult]) -> Gathered:
     cells' seconds summed per attacker, sweep point and protection stage."""
     out = Gathered()
     for cell, result in zip(cells, found):
-        s = dict(cell.setting)
-        values = {m.metric: m.value for m in result.measurements if m.metric != SECONDS}
+        s, measured = dict(cell.setting), outcome(cell, result)
         seconds = sum(m.value for m in result.measurements if m.metric == SECONDS)
         if s["kind"] == "protection":
-            out.protection.append({**{k: s[k] for k in ROW_KEYS}, **values, **{k: np.asarray(result.arrays[k]) for k in ROW_ARRAYS}})
+            out.protection.append(measured)
             out.timings[f"protection:{'frozen' if s['L'] == 0 else s['attacker']}"] += seconds
-            continue
-        run = nested(values)
-        if s["kind"] == "attack":
-            out.runs[s["encoder"], s["decoder"], s["seed"]] = run
+        elif s["kind"] == "attack":
+            out.runs[s["encoder"], s["decoder"], s["seed"]] = measured
             out.timings[f"attack:{s['encoder']}+{s['decoder']}"] += seconds
         else:
-            out.sweep.append([s["N"], s["decoder"], run["all"]["recall@10"], run["user_log"]["recall@10"], int(run["all"]["n_pairs"])])
+            out.sweep.append([s["N"], s["decoder"], measured["all"]["recall@10"], measured["user_log"]["recall@10"],
+                              int(measured["all"]["n_pairs"])])  # fmt: skip
             out.timings[f"sweep:N={s['N']}:{s['decoder']}"] += seconds
     return out
 
 
-def nested(values: dict[str, float]) -> dict[str, Any]:
-    """``train_and_score``'s shape from flat measurements: ``<candidates>/<metric>`` back under
-    ``all`` and ``user_log``, the counts of epochs as integers."""
+def outcome(cell: Cell, result: CellResult) -> dict[str, Any]:
+    """What a cell measured, as the study uses it: a protection cell's row (its setting's
+    ``ROW_KEYS``, numbers and per-pair arrays), else ``train_and_score``'s dict with
+    ``<candidates>/<metric>`` back under ``all`` and ``user_log`` and the epochs as integers."""
+    values = {m.metric: m.value for m in result.measurements if m.metric not in (SECONDS, CPU_SECONDS)}
+    if cell.setting["kind"] == "protection":
+        return {**{k: cell.setting[k] for k in ROW_KEYS}, **values, **{k: np.asarray(result.arrays[k]) for k in ROW_ARRAYS}}
     run: dict[str, Any] = {"all": {}, "user_log": {}}
     for metric, value in values.items():
         mode, _, name = metric.partition("/")

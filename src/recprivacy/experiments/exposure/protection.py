@@ -38,6 +38,8 @@ from recprivacy.models.sasrec import SASRec
 FLOOR = "no-information floor"
 #: the judgement of a row whose per-pair recalls were not recorded
 NOT_JUDGED = "not judged: per-pair Rec*@10 not recorded"
+#: the judgement of a row whose attacker and strategy have no L = 0 row
+NO_REFERENCE = "not judged: no L = 0 row of this attacker and strategy"
 #: the floor row's selection label
 FLOOR_SELECTION = "none (every item uniform)"
 
@@ -141,17 +143,17 @@ def judge_rows(rows: list[dict]) -> list[dict]:
     over users) change in Rec*@10 against the same attacker and strategy at L = 0 (the floor
     against the frozen clean attack); "backfires" when the attacker gains. A row (or its
     reference) without the per-pair recalls (records written before they were kept) says
-    ``NOT_JUDGED`` instead."""
+    ``NOT_JUDGED`` instead, and a row without an L = 0 row to compare with ``NO_REFERENCE``."""
     clean = {(r["selection"], r["replacement"], r["attacker"]): r for r in rows if r["L"] == 0}
     frozen = next((r for r in rows if r["L"] == 0 and r["attacker"] == "frozen"), None)
     out = []
     for r in rows:
         ref = frozen if r["attacker"] == FLOOR else clean.get((r["selection"], r["replacement"], r["attacker"]))
-        if ref is None or ref is r:
+        if ref is r:
             out.append({**r, "change vs L = 0": "reference"})
             continue
-        if "pair_recall" not in r or "pair_recall" not in ref:
-            out.append({**r, "change vs L = 0": NOT_JUDGED})
+        if ref is None or "pair_recall" not in r or "pair_recall" not in ref:
+            out.append({**r, "change vs L = 0": NO_REFERENCE if ref is None else NOT_JUDGED})
             continue
         _, _, change = paired_difference_interval(weighted_mean(r["pair_recall"]), weighted_mean(ref["pair_recall"]), r["users"])
         out.append({**r, "change vs L = 0": judge_defence(change, "Rec*@10").text})
