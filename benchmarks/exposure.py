@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from record import append_record, load_records
+from record import RunsFile, append_record, load_records
 
 from recprivacy.attacks.exposure import Vocabulary, evaluate_baselines
 from recprivacy.config import load_config, validate_options
@@ -83,7 +83,7 @@ from recprivacy.experiments.exposure import (
     study_cells,
     sweep_checks,
 )
-from recprivacy.experiments.kit import Bench, RecordStore, make_executor
+from recprivacy.experiments.kit import Bench, make_executor
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results
 from recprivacy.report.tables import markdown_table
@@ -172,9 +172,13 @@ def write_pickle(path: Path, obj: Any) -> None:
 # ---------------------------------------------------------------------------- cells
 
 
+def stamped(record: dict) -> dict:
+    """``record`` with the date (UTC) and this process's peak resident memory."""
+    return {**record, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "peak_rss_mb": peak_rss_mb()}
+
+
 def append(path: Path, record: dict) -> None:
-    record = {**record, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "peak_rss_mb": peak_rss_mb()}
-    append_record(path, record)
+    append_record(path, stamped(record))
 
 
 def cell_key(record: dict) -> tuple:
@@ -202,21 +206,17 @@ def record_result(cell, result) -> dict:
     return {**measured, "valid_curve": [[int(e), v] for e, v in result.arrays.get("valid_curve", np.zeros((0, 2))).tolist()]}
 
 
-class RunsFile(RecordStore):
-    """The kit's record store (in memory) that also appends every finished cell to the runs file
-    as one flat record: its key, cost, threads, the build of the pairs and ``record_result``."""
+def flat_record(keys: dict[str, dict], build: dict):
+    """``to_record`` of the runs file: a cell's key (``keys`` by cell key), cost, threads, the
+    build of the pairs and ``record_result``; says on stdout what it cost."""
 
-    def __init__(self, path: Path, keys: dict[str, dict], build: dict) -> None:
-        super().__init__()
-        self.runs, self.keys, self.build = path, keys, build
-
-    def add(self, cell, result) -> None:
-        super().add(cell, result)
+    def to_record(cell, result) -> dict:
         cost = {m.metric: m.value for m in result.measurements if m.metric in ("seconds", "cpu_seconds")}
-        key = self.keys[cell.key]
-        append(self.runs, {**key, "wall_s": cost["seconds"], "cpu_s": cost["cpu_seconds"], **self.build,
-                           "result": record_result(cell, result)})  # fmt: skip
+        key = keys[cell.key]
         print(f"{json.dumps(key)}: {cost['cpu_seconds']:.0f} CPU s, {cost['seconds']:.0f} wall s", flush=True)
+        return stamped({**key, "wall_s": cost["seconds"], "cpu_s": cost["cpu_seconds"], **build, "result": record_result(cell, result)})
+
+    return to_record
 
 
 EXPERIMENT = {"tables": "attack", "sweep": "slate_sweep", "protection": "protection"}
@@ -249,7 +249,7 @@ def run_cells(mode: str, workloads: list[str], data_dir: str | None, runs: Path,
             result, cost = timed(lambda: blind_baselines(options, data))
             append(runs, {**baselines, **cost, **build, "result": result})
         grid = ExposureGrid(f"exposure-{workload}", options, data, config.noise)
-        Bench(RunsFile(runs, keys, build), make_executor(executor)).run(grid, todo)
+        Bench(RunsFile(runs, flat_record(keys, build)), make_executor(executor)).run(grid, todo)
 
 
 def blind_baselines(options, data) -> dict:

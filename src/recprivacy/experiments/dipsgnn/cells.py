@@ -39,14 +39,21 @@ MASKED = "masked/"
 def study_cells(options: DIPSGNNOptions, backbone: dict[str, Any], has_ratings: bool) -> list[Cell]:
     """Every method at every seed, then every sweep point not taken from them (module docstring)."""
     runnable = [m for m in options.methods if has_ratings or m != "DPMF_exp"]
-    cells = [Cell.alone({"kind": "method", "method": m, "seed": s}) for m in runnable for s in options.seeds]
+    cells = [method_cell(m, s) for m in runnable for s in options.seeds]
     for sweep in options.sweeps:
         default = sweep_default(sweep.parameter, options, backbone)
         for value in sweep.values:
             todo = [m for m in sweep.methods if not (value == default and m in runnable) and (has_ratings or m != "DPMF_exp")]
-            cells += [Cell.alone({"kind": "sweep", "parameter": sweep.parameter, "value": value, "method": m, "seed": s})
-                      for m in todo for s in options.seeds]  # fmt: skip
+            cells += [method_cell(m, s, (sweep.parameter, value)) for m in todo for s in options.seeds]
     return cells
+
+
+def method_cell(method: str, seed: int, point: tuple[str, float] | None = None) -> Cell:
+    """The cell of ``method`` at ``seed``, at the study's own setting or at a sweep ``point``
+    ``(parameter, value)``; each cell is its own group."""
+    if point is None:
+        return Cell.alone({"kind": "method", "method": method, "seed": seed})
+    return Cell.alone({"kind": "sweep", "parameter": point[0], "value": point[1], "method": method, "seed": seed})
 
 
 @dataclass

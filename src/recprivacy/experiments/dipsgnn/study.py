@@ -12,8 +12,8 @@ import numpy as np
 
 from recprivacy.config import Config, validate_options
 from recprivacy.errors import ConfigError
-from recprivacy.experiments.dipsgnn.cells import DIPSGNNGrid, gather, study_cells
-from recprivacy.experiments.dipsgnn.collect import MethodRun, run_method
+from recprivacy.experiments.dipsgnn.cells import DIPSGNNGrid, gather, method_cell, method_run, study_cells
+from recprivacy.experiments.dipsgnn.collect import MethodRun
 from recprivacy.experiments.dipsgnn.evaluate import evaluate_samples
 from recprivacy.experiments.dipsgnn.methods import backbone_params, build_method
 from recprivacy.experiments.dipsgnn.options import DIPSGNNOptions
@@ -38,7 +38,8 @@ from recprivacy.models.base import Recommender
 class DIPSGNNStudy:
     """The study's public entry for scripts that run it one (method, seed) at a time (the
     benchmarks resume long grids that way): the prepared data, the options and the backbone,
-    and the study's own steps on them. A sweep point is ``(parameter, value)`` (Figs. 3-6)."""
+    and the study's own steps on them, down to its kit cells (``grid``, ``cell``,
+    ``method_run``). A sweep point is ``(parameter, value)`` (Figs. 3-6)."""
 
     config: Config
     options: DIPSGNNOptions
@@ -72,9 +73,20 @@ class DIPSGNNStudy:
         data = self.prepared
         return evaluate_samples(model, data.test_samples, data.train.to_csr(), data.full.n_items, self.options.max_len)
 
+    @property
+    def grid(self) -> DIPSGNNGrid:
+        """The study's kit grid on the prepared data: run ``cell(...)`` cells on a ``kit.Bench``
+        (any store and executor) and read each result back with ``method_run``."""
+        return DIPSGNNGrid(self.config.name, self.prepared, self.options, self.backbone)
+
+    cell = staticmethod(method_cell)
+    method_run = staticmethod(method_run)
+
     def run(self, method: str, seed: int, point: tuple[str, float] | None = None) -> MethodRun:
-        """Fit ``method`` at ``seed`` (at a sweep point) and evaluate it (step 3-4)."""
-        return run_method(method, seed, self.prepared, *self.at(point))
+        """Fit ``method`` at ``seed`` (at a sweep point) and evaluate it (step 3-4): the study's
+        cell, measured in this process."""
+        cell = method_cell(method, seed, point)
+        return method_run(cell, self.grid.measure(cell, None))
 
     def default(self, parameter: str) -> float:
         """The study's own value of a swept parameter."""
