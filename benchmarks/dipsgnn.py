@@ -2,8 +2,9 @@
 
 Runs the protocol of ``recprivacy.experiments.dipsgnn`` (``--config``, default
 ``configs/dipsgnn/ml-1m.yaml``; ``ml-100k.yaml`` and ``yelp.yaml`` run the same way)
-one (method, seed) at a time and appends each finished run to a JSON-lines file, so a long
-benchmark survives interruptions (``--resume`` skips what is done). The summary prints Table 2
+one (method, seed) at a time, the study's own cells (``DIPSGNNStudy.grid`` on the study kit's
+``Bench``; ``--executor ray`` runs them on Ray workers), and appends each finished run to a
+JSON-lines file, so a long benchmark survives interruptions (``--resume`` skips what is done). The summary prints Table 2
 (means over seeds, the paper's numbers beside ours, DIPSGNN vs EdgeRand with a paired t-test),
 the composed epsilons and the time per epoch, and writes it as JSON to ``--out``
 (default ``benchmarks/out/dipsgnn.json``).
@@ -22,11 +23,12 @@ import json
 import math
 import platform
 from datetime import datetime, timezone
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import torch
-from record import append_record, load_records
+from record import RunsFile, load_records
 
 from recprivacy.config import load_config
 from recprivacy.experiments.dipsgnn import (
@@ -40,6 +42,7 @@ from recprivacy.experiments.dipsgnn import (
     ordering_text,
     paper_table2,
 )
+from recprivacy.experiments.kit import Bench, Cell, CellResult, make_executor
 from recprivacy.io import write_text_atomic
 from recprivacy.metrics.summary import mean_sd
 
@@ -54,6 +57,21 @@ def record(run: MethodRun) -> dict:
     return {"method": run.method, "seed": run.seed, "metrics": run.metrics, "masked": run.masked,
             "fit_seconds": run.fit_seconds, "epochs": run.epochs,
             "statements": {k: s.to_dict() for k, s in run.statements.items()}, "valid_curve": run.valid_curve}
+
+
+def to_record(study: DIPSGNNStudy) -> Callable[[Cell, CellResult], dict]:
+    """The runs file's record of a finished study cell: ``record`` of its run, after the sweep
+    point's ``parameter`` and ``value`` for a sweep cell; says on stdout what it measured."""
+
+    def convert(cell: Cell, result: CellResult) -> dict:
+        run = study.method_run(cell, result)
+        point = {k: cell.setting[k] for k in ("parameter", "value") if k in cell.setting}
+        where = f"{point['parameter']}={point['value']:g} " if point else ""
+        print(f"{where}{run.method} seed {run.seed}: R@20 {run.metrics['recall@20']:.2f} M@20 {run.metrics['mrr@20']:.2f} "
+              f"({run.fit_seconds:.0f} s, {run.epochs} epochs)", flush=True)
+        return {**point, **record(run)}
+
+    return convert
 
 
 def summarise(records: list[dict], column: str | None) -> dict:
@@ -120,6 +138,8 @@ def main() -> None:
     parser.add_argument("--runs", default=str(RESULTS / "dipsgnn_runs.jsonl"), help="JSON-lines file of finished runs")
     parser.add_argument("--resume", action="store_true", help="skip (method, seed) pairs already in --runs")
     parser.add_argument("--summary-only", action="store_true")
+    parser.add_argument("--executor", choices=["inprocess", "ray"], default="inprocess",
+                        help="where the (method, seed) cells run (a local Ray instance with ray)")
     parser.add_argument("--out", default=str(OUT / "dipsgnn.json"), help="where the summary JSON goes")
     args = parser.parse_args()
     runs_path = Path(args.runs)
@@ -132,14 +152,8 @@ def main() -> None:
         methods = args.methods.split(",") if args.methods else options.methods
         seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else options.seeds
         done = {(r["method"], r["seed"]) for r in load_records(runs_path)} if args.resume else set()
-        for method in methods:
-            for seed in seeds:
-                if (method, seed) in done:
-                    continue
-                run = study.run(method, seed)
-                append_record(runs_path, record(run))
-                print(f"{method} seed {seed}: R@20 {run.metrics['recall@20']:.2f} M@20 {run.metrics['mrr@20']:.2f} "
-                      f"({run.fit_seconds:.0f} s, {run.epochs} epochs)", flush=True)
+        cells = [study.cell(m, s) for m in methods for s in seeds if (m, s) not in done]
+        Bench(RunsFile(runs_path, to_record(study)), make_executor(args.executor)).run(study.grid, cells)
     summary = summarise(load_records(runs_path), options.paper_column or PAPER_COLUMN_OF.get(config.dataset.name))
     summary["machine"] = {"platform": platform.platform(), "processor": platform.processor() or "unknown",
                           "torch_threads": torch.get_num_threads(), "python": platform.python_version()}

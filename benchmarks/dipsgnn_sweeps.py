@@ -1,7 +1,8 @@
 """DIPSGNN (paper 002) Figs. 3-6 on MovieLens-1M: Recall@20 against eps2, eps1, T and C, resumable.
 
 Runs the sweeps of ``configs/dipsgnn/ml-1m-sweeps.yaml`` one (parameter, value, method, seed) at
-a time and appends each finished run to a JSON-lines file (``--resume`` skips what is done), so
+a time, the study's own sweep cells (``DIPSGNNStudy.grid`` on the study kit; ``--executor ray``
+runs them on Ray workers), and appends each finished run to a JSON-lines file (``--resume`` skips what is done), so
 the few CPU-days of the full sweeps can be spread over many sessions. The point of each sweep
 equal to the study's own setting (eps1 = 20, eps2 = 5, T = 1, C = 0.2) is not rerun: it is taken
 from the Table 2 runs of ``benchmarks/dipsgnn.py`` (``--table2-runs``). The summary prints one
@@ -21,11 +22,12 @@ import argparse
 import json
 from pathlib import Path
 
-from dipsgnn import OUT, RESULTS, ROOT, record
-from record import append_record, load_records
+from dipsgnn import OUT, RESULTS, ROOT, to_record
+from record import RunsFile, load_records
 
 from recprivacy.config import load_config
 from recprivacy.experiments.dipsgnn import METHODS, DIPSGNNStudy, SweepSpec
+from recprivacy.experiments.kit import Bench, make_executor
 from recprivacy.io import write_text_atomic
 from recprivacy.metrics.summary import format_mean_sd, mean_sd
 
@@ -93,6 +95,8 @@ def main() -> None:
     parser.add_argument("--table2-runs", default=str(RESULTS / "dipsgnn_runs.jsonl"))
     parser.add_argument("--resume", action="store_true", help="skip (parameter, value, method, seed) already in --runs")
     parser.add_argument("--summary-only", action="store_true")
+    parser.add_argument("--executor", choices=["inprocess", "ray"], default="inprocess",
+                        help="where the sweep's cells run (a local Ray instance with ray)")
     args = parser.parse_args()
     updates = {"dataset.data_dir": args.data_dir} if args.data_dir else {}
     config = load_config(args.config, overrides=args.set, updates=updates)
@@ -105,17 +109,10 @@ def main() -> None:
     if not args.summary_only:
         seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else options.seeds
         done = {(r["parameter"], r["value"], r["method"], r["seed"]) for r in load_records(runs_path)} if args.resume else set()
-        for sweep in sweeps:
-            for value in (v for v in sweep.values if v != defaults[sweep.parameter]):
-                for seed in seeds:
-                    for method in sweep.methods:
-                        if (sweep.parameter, value, method, seed) in done:
-                            continue
-                        run = study.run(method, seed, (sweep.parameter, value))
-                        runs_path.parent.mkdir(parents=True, exist_ok=True)
-                        append_record(runs_path, {"parameter": sweep.parameter, "value": value, **record(run)})
-                        print(f"{sweep.parameter}={value:g} {method} seed {seed}: R@20 {run.metrics['recall@20']:.2f} "
-                              f"({run.fit_seconds:.0f} s, {run.epochs} epochs)", flush=True)
+        cells = [study.cell(method, seed, (sweep.parameter, value)) for sweep in sweeps
+                 for value in sweep.values if value != defaults[sweep.parameter]
+                 for seed in seeds for method in sweep.methods if (sweep.parameter, value, method, seed) not in done]  # fmt: skip
+        Bench(RunsFile(runs_path, to_record(study)), make_executor(args.executor)).run(study.grid, cells)
     summary = summarise(sweeps, defaults, load_records(runs_path), load_records(Path(args.table2_runs)))
     print(markdown(summary))
     out = OUT / "dipsgnn_sweeps.json"

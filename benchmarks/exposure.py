@@ -1,7 +1,20 @@
 """Benchmark and full-size studies of the exposure leakage attack (paper 000), resumable.
 
-Every mode runs the protocol of ``recprivacy.experiments.exposure`` with the workload's config
-(``configs/exposure/<workload>-tables.yaml``, ``-slate-sweep.yaml``, ``-protection.yaml``):
+The ``tables``, ``sweep`` and ``protection`` modes run the study's own cells
+(``recprivacy.experiments.exposure``: ``study_cells`` and ``ExposureGrid`` on the study kit's
+``Bench``) with the workload's config (``configs/exposure/<workload>-tables.yaml``,
+``-slate-sweep.yaml``, ``-protection.yaml``), and write each finished cell as one flat record:
+
+* ``tables`` (Tables 3-6): one cell per (workload, encoder+decoder, seed), and the blind
+  baselines once;
+* ``sweep`` (Figs. 6-7): one cell per (workload, slate size N, decoder) with the sweep encoder;
+* ``protection`` (Figs. 8-13): one cell per (workload, selection, replacement, L, attacker) for
+  the frozen attacker and, for the config's ``adaptive`` strategies, an attacker retrained on
+  perturbed exposure; plus the no-information floor. The first cell to run fits the frozen
+  attacker (and the item embeddings) for the rest; each row keeps its per-pair Rec*@10 and
+  users, which the paired judgement against L = 0 needs.
+
+Two more modes time the attacker itself (``attacks.exposure.ExposureAttack``):
 
 * ``speed``: one attacker (``--model``) end to end in a fresh child process per workload, so
   peak resident memory is its own: target recommender, slates, training, evaluation; wall and
@@ -10,29 +23,23 @@ Every mode runs the protocol of ``recprivacy.experiments.exposure`` with the wor
 * ``rates``: training and evaluation pairs per CPU second of every model (``--models``,
   default all 12): one epoch of training (minus its validation pass), one validation pass
   and the test evaluation under both candidate sets, on the cached pairs; JSON lines.
-* ``tables`` (Tables 3-6): one cell per (workload, encoder+decoder, seed).
-* ``sweep`` (Figs. 6-7): one cell per (workload, slate size N, decoder) with the sweep encoder.
-* ``protection`` (Figs. 8-13): the frozen attacker is trained once and cached (the tables
-  mode caches it too when it trains that model and seed, so running it first saves one
-  training); one cell per
-  (workload, selection, replacement, L, attacker) for the frozen attacker and, for the
-  config's ``adaptive`` strategies, an attacker retrained on perturbed exposure; plus the
-  no-information floor.
 
 Each finished cell is appended as one JSON line to ``--runs`` (default
 ``benchmarks/results/exposure_runs.jsonl``, committed) with its CPU and wall seconds; ``--resume`` skips the
-cells already there, so the study survives interruptions. The simulated pairs (and the target
-recommender) are built once per workload and seed and cached under ``benchmarks/out/cache/``.
+cells already there, so the study survives interruptions; ``--executor ray`` runs the cells on
+Ray workers (``recprivacy.experiments.kit``). The simulated pairs (and the target recommender)
+are built once per workload and seed and cached under ``benchmarks/out/cache/``.
 ``--summary-only`` prints the study's own tables from the JSON lines: Tables 3-6 with the
 baselines and the acceptance checks (best model at least twice the better baseline, sequence
-vs point-wise decoding), the slate-size sweep, and the protection table with its checks.
+vs point-wise decoding), the slate-size sweep, and the protection table with its checks
+(rows recorded before the per-pair recalls were kept say they are not judged).
 
 Usage::
 
     OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode rates --workloads ml-1m
     OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode tables --workloads ml-1m --resume [--models M1,M2] [--seeds 0,1]
     OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode protection --workloads ml-1m --resume
-    OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode sweep --workloads ml-1m --resume
+    OMP_NUM_THREADS=1 python benchmarks/exposure.py --mode sweep --workloads ml-1m --resume [--executor ray]
     python benchmarks/exposure.py --summary-only
     ... --set study_options.attacker.n_epochs=100 --runs benchmarks/out/exposure_runs_100.jsonl
     BENCH_THREADS=2 python benchmarks/exposure.py --mode speed --workloads ml-1m,mind
@@ -58,7 +65,28 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from record import append_record, load_records
+from record import RunsFile, append_record, load_records
+
+from recprivacy.attacks.exposure import Vocabulary, evaluate_baselines
+from recprivacy.config import load_config, validate_options
+from recprivacy.experiments.exposure import (
+    FLOOR,
+    ExposureGrid,
+    ExposureOptions,
+    attack_checks,
+    attack_tables,
+    build_exposure,
+    make_attack,
+    outcome,
+    protection_checks,
+    protection_outputs,
+    study_cells,
+    sweep_checks,
+)
+from recprivacy.experiments.kit import Bench, make_executor
+from recprivacy.experiments.results import Results
+from recprivacy.experiments.runner import new_results
+from recprivacy.report.tables import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
@@ -98,9 +126,6 @@ def peak_rss_mb() -> float:
 def load_workload(workload: str, mode: str, data_dir: str | None):
     """(config, options) of a workload's config file for ``mode``: ``configs/exposure/
     <workload>-<mode>.yaml``, or ``<workload>.yaml`` for every mode (e.g. ``smoke-synthetic``)."""
-    from recprivacy.config import load_config, validate_options
-    from recprivacy.experiments.exposure import ExposureOptions
-
     path = ROOT / "configs" / "exposure" / f"{workload}.yaml"
     if not path.exists():
         path = path.with_name(f"{workload}-{SUFFIX[mode]}.yaml")
@@ -119,9 +144,6 @@ def exposure_data(config, options, max_slate: int):
     (their config sections), source, lengths and seed so that every mode and cell reads the
     same pairs (a retrained target is not bitwise the same under another thread count, so the
     cache is never rebuilt over; each cell records ``pairs_digest``)."""
-    from recprivacy.experiments.exposure.pairs import build_exposure
-    from recprivacy.experiments.runner import new_results
-
     key = f"{config.dataset.name}-{options.source}-{config.model.name}-M{options.history_len}-N{max_slate}" \
           f"-cap{options.max_pairs_per_user}-seed{config.seed}-{recipe(config)}"  # fmt: skip
     path = CACHE / f"exposure-{key}.pkl"
@@ -150,9 +172,13 @@ def write_pickle(path: Path, obj: Any) -> None:
 # ---------------------------------------------------------------------------- cells
 
 
+def stamped(record: dict) -> dict:
+    """``record`` with the date (UTC) and this process's peak resident memory."""
+    return {**record, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "peak_rss_mb": peak_rss_mb()}
+
+
 def append(path: Path, record: dict) -> None:
-    record = {**record, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "peak_rss_mb": peak_rss_mb()}
-    append_record(path, record)
+    append_record(path, stamped(record))
 
 
 def cell_key(record: dict) -> tuple:
@@ -160,139 +186,77 @@ def cell_key(record: dict) -> tuple:
     return tuple(record.get(k) for k in ("mode", "workload", "model", "seed", "N", "selection", "replacement", "L", "attacker"))
 
 
-def tables_cells(workload: str, config, options, data) -> Iterator[tuple[dict, Callable[[], dict]]]:
-    """(key, run) per model and seed of Tables 3-6, and the baselines once."""
-    from recprivacy.attacks.exposure import Vocabulary, evaluate_baselines
-    from recprivacy.experiments.exposure.cells import CANDIDATES, make_attack, train_and_score
-
-    memo: dict[str, Any] = {}
-
-    def parts() -> dict[str, Any]:
-        if not memo:
-            memo.update(data.parts(options.slate_size, options))
-        return memo
-
-    def baselines() -> dict:
-        vocab = Vocabulary.from_pairs(parts()["train"], options.attacker.vocab)
-        return {c: evaluate_baselines(vocab, parts()["train"], parts()["test"], options.ks, c) for c in CANDIDATES}
-
-    yield {"mode": "tables", "workload": workload, "model": "baselines"}, baselines
-    for decoder in options.decoders:
-        for encoder in options.encoders:
-            for seed in options.seeds:
-                def run(encoder=encoder, decoder=decoder, seed=seed) -> dict:
-                    attack = make_attack(options, encoder, decoder, seed)
-                    out = train_and_score(attack, parts(), options.ks)
-                    if (attack.name, seed) == (options.protection.attacker, options.seeds[0]):
-                        write_pickle(attacker_path(workload, config, options, attack.name, seed), attack)
-                    return {**out, "valid_curve": attack.history_.valid, "pairs": {k: len(p) for k, p in parts().items()}}
-
-                yield {"mode": "tables", "workload": workload, "model": f"{encoder}+{decoder}", "seed": seed}, run
+def record_key(mode: str, workload: str, options, setting: dict) -> dict:
+    """The runs file's key of a study cell (the keys of the records written before the kit)."""
+    key = {"mode": mode, "workload": workload, "model": f"{setting.get('encoder')}+{setting.get('decoder')}", "seed": setting["seed"]}
+    if mode == "sweep":
+        return {**key, "N": setting["N"]}
+    if mode == "protection":
+        key["model"] = options.protection.attacker
+        return {**key, "attacker": FLOOR} if setting["attacker"] == FLOOR else {**key, **{k: setting[k] for k in ("selection", "replacement", "L", "attacker")}}
+    return key
 
 
-def sweep_cells(workload: str, config, options, data) -> Iterator[tuple[dict, Callable[[], dict]]]:
-    from recprivacy.experiments.exposure.cells import make_attack, train_and_score
-
-    seed = options.seeds[0]
-    for n in options.slate_sizes:
-        for decoder in options.decoders:
-            def run(n=n, decoder=decoder) -> dict:
-                parts = data.parts(n, options)
-                return train_and_score(make_attack(options, options.sweep_encoder, decoder, seed), parts, (10,))
-
-            yield {"mode": "sweep", "workload": workload, "model": f"{options.sweep_encoder}+{decoder}", "seed": seed, "N": n}, run
+def record_result(cell, result) -> dict:
+    """A cell's ``result`` field: ``train_and_score``'s dict (with the validation curve), or
+    ``{"row": ...}`` with the per-pair arrays as lists."""
+    measured = outcome(cell, result)
+    if cell.setting["kind"] == "protection":
+        return {"row": {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in measured.items()}}
+    return {**measured, "valid_curve": [[int(e), v] for e, v in result.arrays.get("valid_curve", np.zeros((0, 2))).tolist()]}
 
 
-def attacker_path(workload: str, config, options, model: str, seed: int) -> Path:
-    """Where a trained attacker is cached: the protection study's frozen attacker, which the
-    tables study saves when it trains the same model and seed on the same pairs."""
-    extra = [options.attacker.model_dump(mode="json"), options.history_len, options.slate_size, options.max_pairs_per_user, options.split]
-    return CACHE / f"exposure-{workload}-attacker-{model}-seed{seed}-config{config.seed}-{recipe(config, *extra)}.pkl"
+def flat_record(keys: dict[str, dict], build: dict):
+    """``to_record`` of the runs file: a cell's key (``keys`` by cell key), cost, threads, the
+    build of the pairs and ``record_result``; says on stdout what it cost."""
+
+    def to_record(cell, result) -> dict:
+        cost = {m.metric: m.value for m in result.measurements if m.metric in ("seconds", "cpu_seconds")}
+        key = keys[cell.key]
+        print(f"{json.dumps(key)}: {cost['cpu_seconds']:.0f} CPU s, {cost['seconds']:.0f} wall s", flush=True)
+        return stamped({**key, "wall_s": cost["seconds"], "cpu_s": cost["cpu_seconds"], **build, "result": record_result(cell, result)})
+
+    return to_record
 
 
-def frozen_attacker(workload: str, config, options, parts):
-    """The protection study's frozen attacker, trained once and cached."""
-    from recprivacy.experiments.exposure.cells import make_attack
-
-    model, seed = options.protection.attacker, options.seeds[0]
-    path = attacker_path(workload, config, options, model, seed)
-    if path.exists():
-        return pickle.loads(path.read_bytes())
-    encoder, _, decoder = model.partition("+")
-    attack, cost = timed(lambda: make_attack(options, encoder, decoder, seed).fit(parts["train"], parts["valid"]))
-    write_pickle(path, attack)
-    print(f"{workload}: frozen attacker {attack.name} trained in {cost['cpu_s']:.0f} CPU s", flush=True)
-    return attack
+EXPERIMENT = {"tables": "attack", "sweep": "slate_sweep", "protection": "protection"}
 
 
-def protection_cells(workload: str, config, options, data) -> Iterator[tuple[dict, Callable[[], dict]]]:
-    """(key, run) per (selection, replacement, L, attacker), and the no-information floor."""
-    from recprivacy.experiments.exposure.protection import floor_row, item_embeddings, protection_point, protection_rows
-    from recprivacy.experiments.runner import new_results
-
-    opts = options.protection
-    seed = options.seeds[0]
-    state: dict[str, Any] = {}
-
-    def prepared() -> dict[str, Any]:
-        """Splits, attacker, test pairs, embeddings and clean scores, made on the first cell that runs."""
-        if not state:
-            parts = data.parts(options.slate_size, options)
-            attacker = frozen_attacker(workload, config, options, parts)
-            test = parts["test"].subset(attacker.vocab_.known_rows(parts["test"]))
-            emb = item_embeddings(data, parts["train"], opts.embedding_epochs, seed) if set(opts.selections) - {"random"} else None
-            state.update(parts=parts, attacker=attacker, test=test, emb=emb,
-                         clean=protection_point(attacker, test, data.source == "simulated"))  # fmt: skip
-        return state
-
-    base = {"mode": "protection", "workload": workload, "model": opts.attacker, "seed": seed}
-    yield {**base, "attacker": "no-information floor"}, lambda: {"row": floor_row(prepared()["attacker"], data, prepared()["test"], seed, config.noise)}
-    for selection in opts.selections:
-        for replacement in opts.replacements:
-            adaptive = opts.adaptive == "all" or f"{selection}/{replacement}" in opts.adaptive
-            for ratio in opts.ratios:
-                for who in ("frozen", "adaptive") if adaptive else ("frozen",):
-                    def run(strategy=(selection, replacement, ratio), who=who) -> dict:
-                        s = prepared()
-                        rows = protection_rows(options, s["attacker"], data, s["parts"], s["test"], s["emb"], strategy,
-                                               who == "adaptive", s["clean"], new_results(config), config.noise)  # fmt: skip
-                        return {"row": rows[-1]}
-
-                    yield {**base, "selection": selection, "replacement": replacement, "L": ratio, "attacker": who}, run
-
-
-CELLS = {"tables": tables_cells, "sweep": sweep_cells, "protection": protection_cells}
+def wanted(mode: str, setting: dict, only: set[str] | None, seeds: set[int] | None) -> bool:
+    """Whether ``--models`` and ``--seeds`` keep a cell (they filter the tables and sweep cells)."""
+    model = f"{setting.get('encoder')}+{setting.get('decoder')}"
+    return mode == "protection" or ((not only or model in only) and (seeds is None or setting["seed"] in seeds))
 
 
 def run_cells(mode: str, workloads: list[str], data_dir: str | None, runs: Path, resume: bool, only: set[str] | None,
-              seeds: set[int] | None = None) -> None:  # fmt: skip
+              seeds: set[int] | None = None, executor: str = "inprocess") -> None:  # fmt: skip
+    """The mode's study cells of every workload that ``--runs`` does not hold yet (``--resume``)."""
     done = {cell_key(r) for r in load_records(runs)} if resume else set()
     for workload in workloads:
         config, options = load_workload(workload, mode, data_dir)
+        options = options.model_copy(update={"experiments": [EXPERIMENT[mode]]})
+        keys = {c.key: record_key(mode, workload, options, dict(c.setting)) for c in study_cells(options)}
+        todo = [c for c in study_cells(options) if cell_key(keys[c.key]) not in done and wanted(mode, dict(c.setting), only, seeds)]
+        baselines = {"mode": "tables", "workload": workload, "model": "baselines"}
+        more_baselines = mode == "tables" and cell_key(baselines) not in done
+        if not todo and not more_baselines:
+            continue  # a fully resumed mode never touches the data
         max_slate = max([options.slate_size] + (options.slate_sizes if mode == "sweep" else []))
-        data = LazyData(lambda: exposure_data(config, options, max_slate))
-        for key, run in CELLS[mode](workload, config, options, data):
-            if cell_key(key) in done or (only and key["model"] not in only and key["model"] != "baselines"):
-                continue
-            if seeds is not None and key.get("seed", min(seeds)) not in seeds:
-                continue
-            result, cost = timed(run)
-            append(runs, {**key, **cost, "threads": threads_used(), "pairs_digest": pairs_digest(data.pairs), "result": result})
-            print(f"{json.dumps(key)}: {cost['cpu_s']:.0f} CPU s, {cost['wall_s']:.0f} wall s", flush=True)
+        data, info = exposure_data(config, options, max_slate)
+        print(f"pairs: {info}", flush=True)
+        build = {"threads": threads_used(), "pairs_digest": pairs_digest(data.pairs)}
+        if more_baselines:
+            result, cost = timed(lambda: blind_baselines(options, data))
+            append(runs, {**baselines, **cost, **build, "result": result})
+        grid = ExposureGrid(f"exposure-{workload}", options, data, config.noise)
+        Bench(RunsFile(runs, flat_record(keys, build)), make_executor(executor)).run(grid, todo)
 
 
-class LazyData:
-    """The workload's ``ExposureData``, loaded (or built and cached) on first use, so a
-    fully resumed mode never touches the data."""
-
-    def __init__(self, load: Callable[[], tuple[Any, dict]]) -> None:
-        self._load, self._data = load, None
-
-    def __getattr__(self, name: str) -> Any:
-        if self._data is None:
-            self._data, info = self._load()
-            print(f"pairs: {info}", flush=True)
-        return getattr(self._data, name)
+def blind_baselines(options, data) -> dict:
+    """The popularity and exposed-item baselines under both candidate sets (Tables 3-6)."""
+    parts = data.parts(options.slate_size, options)
+    vocab = Vocabulary.from_pairs(parts["train"], options.attacker.vocab)
+    return {c: evaluate_baselines(vocab, parts["train"], parts["test"], options.ks, c) for c in ("all", "user_log")}
 
 
 def threads_used() -> int:
@@ -306,12 +270,6 @@ def threads_used() -> int:
 
 def summary(records: list[dict]) -> list[str]:
     """The study's tables and checks (Markdown) from the cells' records."""
-    from recprivacy.experiments.exposure.checks import attack_checks, protection_checks, sweep_checks
-    from recprivacy.experiments.exposure.protection import FLOOR
-    from recprivacy.experiments.exposure.render import attack_tables, protection_outputs
-    from recprivacy.experiments.results import Results
-    from recprivacy.report.tables import markdown_table
-
     latest = {cell_key(r): r for r in records}
     out = []
     for workload in dict.fromkeys(r["workload"] for r in latest.values()):
@@ -346,7 +304,8 @@ def summary(records: list[dict]) -> list[str]:
                 curves.setdefault(r["model"].split("+")[1], {})[r["N"]] = r["result"]["all"]["recall@10"]
             names.append(results.add_table("exposure-checks-sweep", ["claim", "holds", "evidence"], sweep_checks(curves),
                                            "Slate size sweep against the paper's trends"))  # fmt: skip
-        rows = [r["result"]["row"] for r in mine if r["mode"] == "protection"]
+        rows = [{k: np.asarray(v) if k in ("pair_recall", "users") else v for k, v in r["result"]["row"].items()}
+                for r in mine if r["mode"] == "protection"]  # fmt: skip
         if rows:
             rows.sort(key=lambda r: (r["attacker"] != FLOOR, r["selection"], r["replacement"], r["L"], r["attacker"] != "frozen"))
             simulated = not math.isnan(rows[0]["next-item recall@N"])  # NaN for logged slates
@@ -376,11 +335,6 @@ def _mean(records: list[dict], key: str) -> float:
 def run_speed(workload: str, data_dir: str | None, model: str) -> dict:
     """One attacker end to end in this process (target and slates built here; the study
     cache is neither read nor written)."""
-    from recprivacy.attacks.exposure import evaluate_baselines
-    from recprivacy.experiments.exposure.cells import make_attack
-    from recprivacy.experiments.exposure.pairs import build_exposure
-    from recprivacy.experiments.runner import new_results
-
     n = threads()
     config, options = load_workload(workload, "speed", data_dir)
     data, build = timed(lambda: build_exposure(config, options, new_results(config), options.slate_size))
@@ -407,8 +361,6 @@ def run_speed(workload: str, data_dir: str | None, model: str) -> dict:
 
 def rates(workload: str, data_dir: str | None, models: list[str] | None) -> Iterator[dict]:
     """Pairs per CPU second of each model (module docstring, ``rates``)."""
-    from recprivacy.experiments.exposure.cells import make_attack
-
     config, options = load_workload(workload, "rates", data_dir)
     data, _ = exposure_data(config, options, options.slate_size)
     parts = data.parts(options.slate_size, options)
@@ -457,6 +409,8 @@ def main() -> None:
     parser.add_argument("--summary-only", action="store_true", help="print the tables and checks of --runs and exit")
     parser.add_argument("--set", action="append", default=[], help="config override KEY=VALUE (repeatable); "
                         "use another --runs file for other settings, as cells are keyed without them")
+    parser.add_argument("--executor", choices=["inprocess", "ray"], default="inprocess",
+                        help="tables/sweep/protection: where the cells run (a local Ray instance with ray)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     OVERRIDES.extend(args.set)
@@ -477,7 +431,7 @@ def main() -> None:
             return
         runs.parent.mkdir(parents=True, exist_ok=True)
         run_cells(args.mode, workloads, args.data_dir, runs, args.resume, set(args.models.split(",")) if args.models else None,
-                  {int(x) for x in args.seeds.split(",")} if args.seeds else None)  # fmt: skip
+                  {int(x) for x in args.seeds.split(",")} if args.seeds else None, args.executor)  # fmt: skip
     print("\n".join(summary(load_records(runs))))
 
 

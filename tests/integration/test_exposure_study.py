@@ -16,8 +16,7 @@ from recprivacy.errors import ConfigError
 from recprivacy.experiments import run_study
 from recprivacy.experiments.exposure.options import ExposureOptions
 from recprivacy.experiments.exposure.pairs import ExposureData
-from recprivacy.experiments.exposure.protection import judge_rows, run_protection
-from recprivacy.experiments.results import Results
+from recprivacy.experiments.exposure.protection import NOT_JUDGED, judge_rows, prepare_protection, protection_row, protection_settings
 
 N_ITEMS = 60
 SMALL = {"dim": 32, "n_heads": 2, "n_epochs": 25, "patience": 25, "batch_size": 100}
@@ -77,11 +76,14 @@ def test_protection_pipeline_attacks_the_perturbed_slates(fitted, planted) -> No
     original = ExposureAttack.evaluate
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(ExposureAttack, "evaluate", lambda self, pairs, *a, **k: seen.append(pairs.slates) or original(self, pairs, *a, **k))
-        floor, *rows = run_protection(options, data, planted, Results(name="t", study="exposure", config={}), attacker=fitted)
+        shared = prepare_protection(options, data, planted, attacker=fitted)
+        floor, *rows = [protection_row(options, data, planted, shared, s) for s in protection_settings(options)]
     rec = [r["recall@10"] for r in rows]
     assert rec[0] > rec[1] > rec[2] > floor["recall@10"] and {r["n_pairs"] for r in rows} == {len(planted["test"])}
     judged = [r["change vs L = 0"] for r in judge_rows([floor, *rows])]
     assert judged[1] == "reference" and all(j.startswith("reduces Rec*@10") for j in judged[2:] + judged[:1])
+    unrecorded = [{k: v for k, v in r.items() if k != "pair_recall"} for r in (floor, *rows)]  # records before they were kept
+    assert [r["change vs L = 0"] for r in judge_rows(unrecorded)] == [NOT_JUDGED, "reference", NOT_JUDGED, NOT_JUDGED]
     clean = planted["test"].slates
     for slates, m in zip(seen[4::2], (2, 6)):  # clean and floor come first, then one evaluation per candidate mode
         assert ((slates != clean).sum(axis=1) <= m).all() and (slates != clean).sum(axis=1).mean() > m - 0.5

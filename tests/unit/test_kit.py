@@ -138,6 +138,25 @@ def test_a_store_in_memory_also_skips_finished_cells():
     assert len(grid.calls) == 6 and store.path is None
 
 
+def test_a_cell_alone_is_its_own_group():
+    cells = [Cell.alone({"x": x, "seed": 0}) for x in (0, 1)]
+    assert [c.group for c in cells] == [c.key for c in cells] and cells[0].group != cells[1].group
+
+
+def test_details_round_trip_in_the_record_line_and_a_bad_one_names_it(tmp_path):
+    cell, details = Cell({"x": 0, "seed": 0}), {"statement": {"epsilon": None, "notes": ["no formal guarantee"]}}
+    RecordStore(tmp_path).add(cell, CellResult([], details=details))
+    RecordStore(tmp_path).add(Cell({"x": 1, "seed": 0}), CellResult([]))
+    loaded = RecordStore(tmp_path).load()
+    assert loaded[cell.key].details == details and loaded[Cell({"x": 1, "seed": 0}).key].details == {}
+    path = tmp_path / "records.jsonl"
+    assert "details" not in path.read_text().splitlines()[1]  # a cell without details writes none
+    first, second = path.read_text().splitlines()
+    path.write_text(json.dumps({**json.loads(first), "details": [details]}) + "\n" + second + "\n")
+    with pytest.raises(DataError, match=r"records.jsonl:1: details must be a JSON object"):
+        RecordStore(tmp_path).load()
+
+
 # ---------------------------------------------------------------------------- paper and checks
 
 

@@ -3,8 +3,9 @@ and the DIPSGNN section of the audit.
 
 * :mod:`.options`: ``study_options`` and the methods compared;
 * :mod:`.sequences`: steps 1-2 (data and split) and the test samples;
-* :mod:`.methods`: the recommender of each method; :mod:`.collect`: fitting each at each seed
-  (step 3); :mod:`.evaluate`: step 4;
+* :mod:`.methods`: the recommender of each method; :mod:`.collect`: fitting one at one seed
+  (step 3); :mod:`.evaluate`: step 4; :mod:`.cells`: every (method, seed) and sweep point as a
+  study-kit cell (resumable, in this process or on Ray);
 * :mod:`.render`: Table 2 and the other tables and texts; :mod:`.paper`: the paper's numbers;
 * :mod:`.sweep`: Figs. 3-6; :mod:`.study`: the study and its public entry ``DIPSGNNStudy``;
 * :mod:`.audit`: the audit section.
@@ -46,7 +47,7 @@ from recprivacy.experiments.dipsgnn.study import DIPSGNNStudy, run_dipsgnn
 from recprivacy.experiments.runner import register_study
 
 register_study("dipsgnn", run_dipsgnn, DIPSGNNOptions,
-               "DIPSGNN (paper 002): private sequential recommendation against its baselines")
+               "DIPSGNN (paper 002): private sequential recommendation against its baselines", resumable=True)
 
 __all__ = [
     "GRAPH_MODELS", "METHODS", "PAPER_COLUMN_OF", "PAPER_METRICS", "DIPSGNNOptions", "DIPSGNNStudy", "MethodRun", "SweepSpec",

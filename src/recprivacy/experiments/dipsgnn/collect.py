@@ -1,4 +1,5 @@
-"""Steps 3 and 5 of the protocol (package docstring): fit each method once per seed and evaluate it.
+"""Steps 3 and 5 of the protocol (package docstring): fit one method at one seed and evaluate
+it (one cell of :mod:`.cells`).
 
 SR-GNN-family models hold out a random 10% of the training prefixes to select their epoch
 (inside ``fit``); the other baselines train on a random 90% of the training interactions and
@@ -9,7 +10,6 @@ when the data carry no ratings.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +19,6 @@ from recprivacy.experiments.dipsgnn.methods import GRAPH_MODELS, build_method
 from recprivacy.experiments.dipsgnn.options import DIPSGNNOptions
 from recprivacy.experiments.dipsgnn.sequences import SequenceData
 from recprivacy.privacy.accounting import PrivacyStatement
-from recprivacy.progress import progress
 
 
 @dataclass
@@ -59,15 +58,3 @@ def run_method(name: str, seed: int, data: SequenceData, options: DIPSGNNOptions
         statements = {"interactions": statements}
     curve = [] if history is None else [float(v) for _, v in history.valid]
     return MethodRun(name, seed, metrics, masked, seconds, epochs, dict(statements), curve)
-
-
-def run_methods(methods: Sequence[str], data: SequenceData, options: DIPSGNNOptions,
-                backbone: dict[str, Any], desc: str) -> dict[str, list[MethodRun]]:
-    """Every method at every seed."""
-    jobs = [(m, s) for m in methods for s in options.seeds]
-    runs: dict[str, list[MethodRun]] = {m: [] for m in methods}
-    for method, seed in progress(jobs, desc=desc, total=len(jobs)):
-        if method == "DPMF_exp" and data.train.ratings is None:
-            continue
-        runs[method].append(run_method(method, seed, data, options, backbone))
-    return {m: r for m, r in runs.items() if r}

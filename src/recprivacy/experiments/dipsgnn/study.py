@@ -1,5 +1,5 @@
-"""The ``dipsgnn`` study: every method at every seed (Table 2 and the ablation), the privacy and
-timing tables, then the configured sweeps; and :class:`DIPSGNNStudy`, the same steps one
+"""The ``dipsgnn`` study: every method at every seed (Table 2 and the ablation) and every sweep
+point, as study-kit cells (:mod:`.cells`), then the privacy and timing tables and the sweeps; and :class:`DIPSGNNStudy`, the same steps one
 (method, seed) at a time for the benchmarks that resume long grids.
 """
 
@@ -12,7 +12,8 @@ import numpy as np
 
 from recprivacy.config import Config, validate_options
 from recprivacy.errors import ConfigError
-from recprivacy.experiments.dipsgnn.collect import MethodRun, run_method, run_methods
+from recprivacy.experiments.dipsgnn.cells import DIPSGNNGrid, gather, method_cell, method_run, study_cells
+from recprivacy.experiments.dipsgnn.collect import MethodRun
 from recprivacy.experiments.dipsgnn.evaluate import evaluate_samples
 from recprivacy.experiments.dipsgnn.methods import backbone_params, build_method
 from recprivacy.experiments.dipsgnn.options import DIPSGNNOptions
@@ -26,7 +27,8 @@ from recprivacy.experiments.dipsgnn.render import (
     ordering_text,
 )
 from recprivacy.experiments.dipsgnn.sequences import SequenceData, prepare_sequences
-from recprivacy.experiments.dipsgnn.sweep import run_sweep, sweep_default, sweep_point
+from recprivacy.experiments.dipsgnn.sweep import sweep_default, sweep_outputs, sweep_point
+from recprivacy.experiments.kit import Bench
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results
 from recprivacy.models.base import Recommender
@@ -36,7 +38,8 @@ from recprivacy.models.base import Recommender
 class DIPSGNNStudy:
     """The study's public entry for scripts that run it one (method, seed) at a time (the
     benchmarks resume long grids that way): the prepared data, the options and the backbone,
-    and the study's own steps on them. A sweep point is ``(parameter, value)`` (Figs. 3-6)."""
+    and the study's own steps on them, down to its kit cells (``grid``, ``cell``,
+    ``method_run``). A sweep point is ``(parameter, value)`` (Figs. 3-6)."""
 
     config: Config
     options: DIPSGNNOptions
@@ -70,23 +73,38 @@ class DIPSGNNStudy:
         data = self.prepared
         return evaluate_samples(model, data.test_samples, data.train.to_csr(), data.full.n_items, self.options.max_len)
 
+    @property
+    def grid(self) -> DIPSGNNGrid:
+        """The study's kit grid on the prepared data: run ``cell(...)`` cells on a ``kit.Bench``
+        (any store and executor) and read each result back with ``method_run``."""
+        return DIPSGNNGrid(self.config.name, self.prepared, self.options, self.backbone)
+
+    cell = staticmethod(method_cell)
+    method_run = staticmethod(method_run)
+
     def run(self, method: str, seed: int, point: tuple[str, float] | None = None) -> MethodRun:
-        """Fit ``method`` at ``seed`` (at a sweep point) and evaluate it (step 3-4)."""
-        return run_method(method, seed, self.prepared, *self.at(point))
+        """Fit ``method`` at ``seed`` (at a sweep point) and evaluate it (step 3-4): the study's
+        cell, measured in this process."""
+        cell = method_cell(method, seed, point)
+        return method_run(cell, self.grid.measure(cell, None))
 
     def default(self, parameter: str) -> float:
         """The study's own value of a swept parameter."""
         return sweep_default(parameter, self.options, self.backbone)
 
 
-def run_dipsgnn(config: Config, options: DIPSGNNOptions) -> Results:
-    """The ``dipsgnn`` study (package docstring)."""
+def run_dipsgnn(config: Config, options: DIPSGNNOptions, bench: Bench | None = None) -> Results:
+    """The ``dipsgnn`` study (package docstring); its cells run on ``bench`` (default: in this
+    process, records in memory; ``recprivacy run`` passes the run folder's store)."""
     backbone = backbone_params(config)
     results = new_results(config)
     data = prepare_sequences(config, options, results)
     column = options.paper_column or PAPER_COLUMN_OF.get(config.dataset.name)
+    cells = study_cells(options, backbone, data.train.ratings is not None)
     with results.timed("methods"):
-        runs = run_methods(options.methods, data, options, backbone, "dipsgnn")
+        found = (bench or Bench()).run(DIPSGNNGrid(results.name, data, options, backbone), cells)
+    got = gather(cells, [found[c.key] for c in cells], options.methods)
+    runs = got.runs
     for name, method_runs in runs.items():
         for metric in PAPER_METRICS:
             summary = method_mean_sd(method_runs, metric)
@@ -112,6 +130,6 @@ def run_dipsgnn(config: Config, options: DIPSGNNOptions) -> Results:
                         [add_privacy_table(results, runs)])
     results.add_section("Training time", "", [add_timing_table(results, runs)])
     for sweep in options.sweeps:
-        table, figure = run_sweep(sweep, data, options, backbone, results, runs)
+        table, figure = sweep_outputs(sweep, options, backbone, results, runs, got.points)
         results.add_section(f"Sweep over {sweep.parameter}", "", [table], [figure])
     return results

@@ -1,16 +1,16 @@
 """The sweeps of paper 002's Figs. 3-6: Recall@20 of the compared methods against one parameter
 (eps2, eps1, the propagation steps T = ``n_steps`` of the backbone, or the row norm C), each point
-run over the study's seeds. Runs at the study's own setting are reused, not repeated.
+run over the study's seeds (the ``sweep`` cells of :mod:`.cells`). Runs at the study's own
+setting are reused, not repeated.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from recprivacy.experiments.dipsgnn.collect import MethodRun, run_methods
+from recprivacy.experiments.dipsgnn.collect import MethodRun
 from recprivacy.experiments.dipsgnn.options import METHODS, DIPSGNNOptions, SweepSpec
 from recprivacy.experiments.dipsgnn.render import method_mean_sd
-from recprivacy.experiments.dipsgnn.sequences import SequenceData
 from recprivacy.experiments.results import Results
 from recprivacy.report.figures import line_plot
 
@@ -28,25 +28,24 @@ def sweep_point(parameter: str, value: float, options: DIPSGNNOptions,
     return options.model_copy(update={parameter: value}), backbone
 
 
-def run_sweep(sweep: SweepSpec, data: SequenceData, options: DIPSGNNOptions, backbone: dict[str, Any],
-              results: Results, done: dict[str, list[MethodRun]]) -> tuple[str, str]:
-    """Recall@20 of the sweep's methods at each value (table and figure); ``done`` holds the
-    runs at the study's own settings, reused at the sweep point equal to them."""
-    curves: dict[str, list[float]] = {m: [] for m in sweep.methods}
+def sweep_outputs(sweep: SweepSpec, options: DIPSGNNOptions, backbone: dict[str, Any], results: Results,
+                  runs: dict[str, list[MethodRun]], points: dict[tuple[str, float], dict[str, list[MethodRun]]]) -> tuple[str, str]:
+    """Recall@20 of the sweep's methods at each value (table and figure): ``runs`` are Table 2's,
+    taken at the point equal to the study's own setting, ``points`` the runs of the other points
+    (``cells.gather``)."""
+    methods = [m for m in sweep.methods if m in runs or any(m in p for p in points.values())]
+    curves: dict[str, list[float]] = {m: [] for m in methods}
     default = sweep_default(sweep.parameter, options, backbone)
     for value in sweep.values:
-        point_options, point_backbone = sweep_point(sweep.parameter, value, options, backbone)
-        todo = [m for m in sweep.methods if not (value == default and m in done)]
-        runs = {**{m: done[m] for m in sweep.methods if m not in todo},
-                **run_methods(todo, data, point_options, point_backbone, f"sweep {sweep.parameter}={value:g}")}
-        for m in sweep.methods:
-            mean = method_mean_sd(runs[m], "recall@20").mean
+        ran = points.get((sweep.parameter, value), {})
+        for m in methods:
+            mean = method_mean_sd(runs[m] if value == default and m in runs else ran[m], "recall@20").mean
             curves[m].append(mean)
             results.metrics[f"sweep/{sweep.parameter}={value:g}/{m}/recall@20"] = mean
     key = f"sweep-{sweep.parameter}"
-    rows = [[v] + [curves[m][i] for m in sweep.methods] for i, v in enumerate(sweep.values)]
-    table = results.add_table(key, [sweep.parameter] + [f"{m} Recall@20" for m in sweep.methods], rows,
+    rows = [[v] + [curves[m][i] for m in methods] for i, v in enumerate(sweep.values)]
+    table = results.add_table(key, [sweep.parameter] + [f"{m} Recall@20" for m in methods], rows,
                               f"Recall@20 (x100, mean over {len(options.seeds)} seed(s)) against {sweep.parameter}")
-    png = line_plot({METHODS[m][1]: (sweep.values, curves[m]) for m in sweep.methods}, sweep.parameter, "Recall@20 (%)",
+    png = line_plot({METHODS[m][1]: (sweep.values, curves[m]) for m in methods}, sweep.parameter, "Recall@20 (%)",
                     markers=True)
     return table, results.add_figure(key, png, f"Recall@20 against {sweep.parameter} (paper Figs. 3-6)")

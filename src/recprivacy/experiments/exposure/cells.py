@@ -1,4 +1,4 @@
-"""The attack cells of the ``exposure`` study: one attacker trained and scored per cell.
+"""One attacker of the ``exposure`` study trained and scored (a cell of :mod:`.grid`).
 
 * Attack grid (Tables 3-6): every encoder x decoder x seed, scored by Recall/NDCG/MRR at
   ``ks`` over two candidate sets: the whole catalogue (the textbook protocol) and the user's
@@ -17,8 +17,6 @@ from recprivacy.attacks.exposure import DECODERS, ENCODERS, ExposureAttack
 from recprivacy.data.exposure_pairs import ExposurePairs
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.exposure.options import ExposureOptions
-from recprivacy.experiments.exposure.pairs import ExposureData
-from recprivacy.experiments.results import Results
 from recprivacy.metrics.summary import mean_sd
 
 CANDIDATES = ("all", "user_log")
@@ -59,31 +57,7 @@ def train_and_score(attack: ExposureAttack, parts: dict[str, ExposurePairs], ks:
     }
 
 
-def run_attack_grid(options: ExposureOptions, parts: dict[str, ExposurePairs], results: Results) -> dict[tuple, dict]:
-    """Every encoder x decoder x seed; returns ``(encoder, decoder, seed) -> train_and_score``."""
-    runs = {}
-    for decoder in options.decoders:
-        for encoder in options.encoders:
-            for seed in options.seeds:
-                with results.timed(f"attack:{encoder}+{decoder}"):
-                    runs[encoder, decoder, seed] = train_and_score(make_attack(options, encoder, decoder, seed), parts, options.ks)
-    return runs
-
-
 def mean_std(runs: dict[tuple, dict], key: tuple[str, str], mode: str, metric: str) -> tuple[float, float]:
     """Mean and sample sd over seeds (``metrics.summary``) of one encoder + decoder."""
     summary = mean_sd(r[mode][metric] for (e, d, _), r in runs.items() if (e, d) == key)
     return summary.mean, summary.sd
-
-
-def run_slate_sweep(options: ExposureOptions, data: ExposureData, results: Results) -> list[list]:
-    """Rows ``[N, decoder, Recall@10 (all), Recall@10 (user log), test pairs]`` of the sweep
-    encoder with every decoder at every slate size N (Figs. 6-7), first seed."""
-    rows = []
-    for n in options.slate_sizes:
-        parts = data.parts(n, options)
-        for decoder in options.decoders:
-            with results.timed(f"sweep:N={n}:{decoder}"):
-                r = train_and_score(make_attack(options, options.sweep_encoder, decoder, options.seeds[0]), parts, (10,))
-            rows.append([n, decoder, r["all"]["recall@10"], r["user_log"]["recall@10"], int(r["all"]["n_pairs"])])
-    return rows

@@ -4,7 +4,9 @@ Every selection x replacement x ratio L of ``defenses.exposure_perturbation`` pe
 test slates; the attacker trained on clean exposure is kept frozen (the paper), and for the
 ``adaptive`` strategies an attacker is also retrained on perturbed exposure. Each row holds
 Rec*, NDCG*, MRR* at 10, Acc* (Eq. 18) and, for simulated exposure, the slates' Recall@N on
-the users' real next items.
+the users' real next items. ``protection_settings`` lists the rows, ``prepare_protection``
+fits what they share (the frozen attacker, its test pairs and clean scores, the item
+embeddings) and ``protection_row`` measures one; each row is one cell of :mod:`.grid`.
 
 One more row, the *no-information floor*, is the frozen attacker on wholly random slates
 (every item uniform): what it scores from its prior alone. Rec* can only fall with L where the
@@ -15,6 +17,7 @@ against the same attacker and strategy at L = 0 (``judge_rows``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,13 +30,18 @@ from recprivacy.defenses.exposure_perturbation import ExposurePerturbation, next
 from recprivacy.experiments.exposure.cells import attacker_parts, make_attack
 from recprivacy.experiments.exposure.options import ExposureOptions
 from recprivacy.experiments.exposure.pairs import ExposureData
-from recprivacy.experiments.results import Results
 from recprivacy.metrics.intervals import paired_difference_interval, weighted_mean
 from recprivacy.metrics.verdict import judge_defence
 from recprivacy.models.sasrec import SASRec
 
 #: the protection rows' attacker label of the frozen attacker on wholly random slates
 FLOOR = "no-information floor"
+#: the judgement of a row whose per-pair recalls were not recorded
+NOT_JUDGED = "not judged: per-pair Rec*@10 not recorded"
+#: the judgement of a row whose attacker and strategy have no L = 0 row
+NO_REFERENCE = "not judged: no L = 0 row of this attacker and strategy"
+#: the floor row's selection label
+FLOOR_SELECTION = "none (every item uniform)"
 
 
 def item_embeddings(data: ExposureData, train: ExposurePairs, epochs: int, seed: int) -> np.ndarray:
@@ -66,79 +74,86 @@ def protection_point(attacker: ExposureAttack, test: ExposurePairs, simulated: b
     return out
 
 
-def run_protection(options: ExposureOptions, data: ExposureData, parts: dict[str, ExposurePairs], results: Results,
-                   attacker: ExposureAttack | None = None, noise: str = "secure") -> list[dict]:  # fmt: skip
-    """Frozen and adaptive attacks on perturbed test slates (module docstring), the floor
-    first; ``attacker``: an already fitted frozen attacker (default: fit ``protection.attacker``);
-    ``noise``: where the perturbation draws from (the config's ``noise``)."""
+@dataclass
+class Shared:
+    """What every protection cell shares: the frozen attacker, the test pairs its vocabulary
+    knows, the item embeddings of similarity selection (None for random only) and its clean scores."""
+
+    attacker: ExposureAttack
+    test: ExposurePairs
+    embeddings: np.ndarray | None
+    clean: dict[str, Any]
+
+
+def prepare_protection(options: ExposureOptions, data: ExposureData, parts: dict[str, ExposurePairs],
+                       attacker: ExposureAttack | None = None) -> Shared:  # fmt: skip
+    """The frozen attacker (``attacker`` when already fitted, else ``protection.attacker`` fitted
+    on the clean training pairs), its test pairs, embeddings and clean point."""
     opts = options.protection
-    encoder, decoder = attacker_parts(opts.attacker, "study_options.protection.attacker")
     seed = options.seeds[0]
     if attacker is None:
-        with results.timed("protection:attacker"):
-            attacker = make_attack(options, encoder, decoder, seed).fit(parts["train"], parts["valid"])
+        encoder, decoder = attacker_parts(opts.attacker, "study_options.protection.attacker")
+        attacker = make_attack(options, encoder, decoder, seed).fit(parts["train"], parts["valid"])
     test = parts["test"].subset(attacker.vocab_.known_rows(parts["test"]))
-    emb = None
-    if set(opts.selections) - {"random"}:
-        with results.timed("protection:embeddings"):
-            emb = item_embeddings(data, parts["train"], opts.embedding_epochs, seed)
-    clean = protection_point(attacker, test, data.source == "simulated")
-    rows = [floor_row(attacker, data, test, seed, noise)]
+    emb = item_embeddings(data, parts["train"], opts.embedding_epochs, seed) if set(opts.selections) - {"random"} else None
+    return Shared(attacker, test, emb, protection_point(attacker, test, data.source == "simulated"))
+
+
+def protection_settings(options: ExposureOptions) -> list[dict[str, Any]]:
+    """One setting per protection row, in the table's order: the floor first, then every
+    selection x replacement x L with the frozen attacker and, for the ``adaptive`` strategies,
+    the retrained one."""
+    opts = options.protection
+    out = [{"selection": FLOOR_SELECTION, "replacement": "uniform", "L": 1.0, "attacker": FLOOR}]
     for selection in opts.selections:
         for replacement in opts.replacements:
             adaptive = opts.adaptive == "all" or f"{selection}/{replacement}" in opts.adaptive
             for ratio in opts.ratios:
-                strategy = (selection, replacement, ratio)
-                rows += protection_rows(options, attacker, data, parts, test, emb, strategy, adaptive, clean, results,
-                                        noise)
-    return rows
+                out += [{"selection": selection, "replacement": replacement, "L": ratio, "attacker": who}
+                        for who in (("frozen", "adaptive") if adaptive else ("frozen",))]  # fmt: skip
+    return out
 
 
-def floor_row(attacker: ExposureAttack, data: ExposureData, test: ExposurePairs, seed: int, noise: str = "secure") -> dict:
-    """The no-information floor (module docstring): the frozen attacker on test slates whose
-    every item is drawn uniformly."""
-    floor = ExposurePerturbation(1.0, seed=seed, noise=noise).fit(data.pairs).perturb(test)
-    return {"selection": "none (every item uniform)", "replacement": "uniform", "L": 1.0, "attacker": FLOOR,
-            **protection_point(attacker, floor, data.source == "simulated")}  # fmt: skip
-
-
-def protection_rows(options: ExposureOptions, attacker: ExposureAttack, data: ExposureData, parts: dict, test: ExposurePairs,
-                     emb: Any, strategy: tuple[str, str, float], adaptive: bool, clean: dict, results: Results,
-                     noise: str = "secure") -> list[dict]:  # fmt: skip
-    """Rows of one (selection, replacement, L): frozen attacker, and adaptive if asked."""
+def protection_row(options: ExposureOptions, data: ExposureData, parts: dict[str, ExposurePairs], shared: Shared,
+                   setting: dict[str, Any], noise: str = "secure") -> dict[str, Any]:  # fmt: skip
+    """The row of one ``protection_settings`` entry: the floor (the frozen attacker on wholly
+    uniform slates), the clean point at L = 0, or the frozen or retrained (adaptive) attacker
+    on the test slates perturbed at L; ``noise``: where the perturbation draws from."""
+    row = {k: setting[k] for k in ("selection", "replacement", "L", "attacker")}
+    simulated, seed = data.source == "simulated", options.seeds[0]
+    if row["attacker"] == FLOOR:
+        floor = ExposurePerturbation(1.0, seed=seed, noise=noise).fit(data.pairs).perturb(shared.test)
+        return {**row, **protection_point(shared.attacker, floor, simulated)}
+    if row["L"] == 0:
+        return {**row, **shared.clean}
     opts = options.protection
-    selection, replacement, ratio = strategy
-    base = {"selection": selection, "replacement": replacement, "L": ratio}
-    if ratio == 0:
-        rows = [{**base, "attacker": "frozen", **clean}]
-        return rows + ([{**base, "attacker": "adaptive", **clean}] if adaptive else [])
-    seed = options.seeds[0]
-    defence = ExposurePerturbation(ratio, selection, replacement, opts.reference, opts.mode, opts.exclude_slate,
+    defence = ExposurePerturbation(row["L"], row["selection"], row["replacement"], opts.reference, opts.mode, opts.exclude_slate,
                                    options.attacker.batch_size, seed, opts.batch_pool, noise)  # fmt: skip
-    defence.fit(data.pairs, emb)
-    perturbed = defence.perturb(test)
-    simulated = test.next_items is not None
-    with results.timed("protection:frozen"):
-        rows = [{**base, "attacker": "frozen", **protection_point(attacker, perturbed, simulated)}]
-    if adaptive:
-        with results.timed("protection:adaptive"):
-            retrained = make_attack(options, attacker.encoder, attacker.decoder, seed)
-            retrained.fit(defence.perturb(parts["train"]), defence.perturb(parts["valid"]))
-            rows.append({**base, "attacker": "adaptive", **protection_point(retrained, perturbed, simulated)})
-    return rows
+    defence.fit(data.pairs, shared.embeddings)
+    perturbed = defence.perturb(shared.test)
+    attacker = shared.attacker
+    if row["attacker"] == "adaptive":
+        attacker = make_attack(options, attacker.encoder, attacker.decoder, seed)
+        attacker.fit(defence.perturb(parts["train"]), defence.perturb(parts["valid"]))
+    return {**row, **protection_point(attacker, perturbed, shared.test.next_items is not None)}
 
 
 def judge_rows(rows: list[dict]) -> list[dict]:
     """Each row's ``change vs L = 0``: ``judge_defence`` on the paired (same pairs, bootstrap
     over users) change in Rec*@10 against the same attacker and strategy at L = 0 (the floor
-    against the frozen clean attack); "backfires" when the attacker gains."""
+    against the frozen clean attack); "backfires" when the attacker gains. A row (or its
+    reference) without the per-pair recalls (records written before they were kept) says
+    ``NOT_JUDGED`` instead, and a row without an L = 0 row to compare with ``NO_REFERENCE``."""
     clean = {(r["selection"], r["replacement"], r["attacker"]): r for r in rows if r["L"] == 0}
     frozen = next((r for r in rows if r["L"] == 0 and r["attacker"] == "frozen"), None)
     out = []
     for r in rows:
         ref = frozen if r["attacker"] == FLOOR else clean.get((r["selection"], r["replacement"], r["attacker"]))
-        if ref is None or ref is r:
+        if ref is r:
             out.append({**r, "change vs L = 0": "reference"})
+            continue
+        if ref is None or "pair_recall" not in r or "pair_recall" not in ref:
+            out.append({**r, "change vs L = 0": NO_REFERENCE if ref is None else NOT_JUDGED})
             continue
         _, _, change = paired_difference_interval(weighted_mean(r["pair_recall"]), weighted_mean(ref["pair_recall"]), r["users"])
         out.append({**r, "change vs L = 0": judge_defence(change, "Rec*@10").text})

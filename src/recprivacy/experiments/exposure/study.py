@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from recprivacy.attacks.exposure import Vocabulary, evaluate_baselines
 from recprivacy.config import Config
-from recprivacy.experiments.exposure.cells import CANDIDATES, run_attack_grid, run_slate_sweep
+from recprivacy.experiments.exposure.cells import CANDIDATES
 from recprivacy.experiments.exposure.checks import attack_checks, protection_checks
+from recprivacy.experiments.exposure.grid import ExposureGrid, gather, study_cells
 from recprivacy.experiments.exposure.options import ExposureOptions
 from recprivacy.experiments.exposure.pairs import build_exposure
-from recprivacy.experiments.exposure.protection import run_protection
 from recprivacy.experiments.exposure.render import (
     attack_metrics,
     attack_tables,
@@ -40,34 +40,39 @@ from recprivacy.experiments.exposure.render import (
     protection_outputs,
     sweep_outputs,
 )
+from recprivacy.experiments.kit import Bench
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results
 
 
-def run_exposure(config: Config, options: ExposureOptions) -> Results:
-    """The ``exposure`` study (module docstring)."""
+def run_exposure(config: Config, options: ExposureOptions, bench: Bench | None = None) -> Results:
+    """The ``exposure`` study (module docstring); its cells run on ``bench`` (default: in this
+    process, records in memory; ``recprivacy run`` passes the run folder's store)."""
     results = new_results(config)
     sizes = [options.slate_size] + (options.slate_sizes if "slate_sweep" in options.experiments else [])
     data = build_exposure(config, options, results, max(sizes))
     parts = data.parts(options.slate_size, options)
     results.seeds.update(split=config.seed, attack=options.seeds[0])
+    cells = study_cells(options)
+    found = (bench or Bench()).run(ExposureGrid(results.name, options, data, config.noise), cells)
+    got = gather(cells, [found[c.key] for c in cells])
+    for stage, seconds in got.timings.items():
+        results.timings[stage] = results.timings.get(stage, 0.0) + seconds
     tables, figures, checks = [data_table(results, data, parts)], [], []
     text = [data_text(data, options, parts)]
     if "attack" in options.experiments:
-        runs = run_attack_grid(options, parts, results)
         vocab = Vocabulary.from_pairs(parts["train"], options.attacker.vocab)
         baselines = {c: evaluate_baselines(vocab, parts["train"], parts["test"], options.ks, c) for c in CANDIDATES}
-        tables += attack_tables(results, options, runs, baselines, data.source)
-        checks += attack_checks(runs, baselines)
-        attack_metrics(results, runs, baselines)
+        tables += attack_tables(results, options, got.runs, baselines, data.source)
+        checks += attack_checks(got.runs, baselines)
+        attack_metrics(results, got.runs, baselines)
     if "slate_sweep" in options.experiments:
-        t, f = sweep_outputs(results, options, run_slate_sweep(options, data, results))
+        t, f = sweep_outputs(results, options, got.sweep)
         tables, figures = tables + t, figures + f
     if "protection" in options.experiments:
-        rows = run_protection(options, data, parts, results, noise=config.noise)
-        t, f = protection_outputs(results, rows, data.source == "simulated")
+        t, f = protection_outputs(results, got.protection, data.source == "simulated")
         tables, figures = tables + t, figures + f
-        checks += protection_checks(rows, data.source == "simulated")
+        checks += protection_checks(got.protection, data.source == "simulated")
     if checks:
         tables.append(checks_table(results, checks))
     results.add_section("Exposure leakage (paper 000)", "\n\n".join(text), tables, figures)

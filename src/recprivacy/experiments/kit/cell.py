@@ -11,7 +11,8 @@ fans out; a grid whose cells share nothing gives each cell its own group.
 
 A grid (:class:`Grid`) is a picklable object with ``prepare(group)`` and ``measure(cell,
 prepared) -> CellResult``. The result is the cell's measurements and, optionally, named numpy
-arrays (ROC scores, embeddings) that the store keeps beside the records.
+arrays (ROC scores, embeddings) that the store keeps beside the records and JSON ``details``
+(facts that are not numbers, such as a model's privacy statements) kept in the record line.
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ class Cell:
     setting: Mapping[str, Scalar]
     group: str = ""
 
+    @classmethod
+    def alone(cls, setting: Mapping[str, Scalar]) -> "Cell":
+        """A cell that is its own group (it shares nothing prepared with other cells), so an
+        executor may run it beside every other."""
+        return cls(setting, setting_key(setting))
+
     @property
     def key(self) -> str:
         """Canonical JSON of the setting: the cell's identity in a ``RecordStore``."""
@@ -50,10 +57,12 @@ def setting_key(setting: Mapping[str, Scalar]) -> str:
 
 @dataclass
 class CellResult:
-    """What one cell gives: its measurements and named arrays."""
+    """What one cell gives: its measurements, named arrays, and ``details``: JSON facts about
+    the cell that are not numbers (a model's privacy statements), kept in its record line."""
 
     measurements: list[Measurement]
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
 
     def values(self) -> dict[str, float]:
         """``metric -> value`` of the measurements."""

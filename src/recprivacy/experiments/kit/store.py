@@ -1,7 +1,7 @@
 """The resumable record store: one JSON line per finished cell under the run folder.
 
 ``records.jsonl`` holds, per line, ``{"cell": setting, "group": g, "measurements": [...],
-"arrays": file-or-null}``; arrays are saved first as ``arrays/<digest>.npz`` (atomically), then
+"arrays": file-or-null}`` and, when the cell has any, its JSON ``"details"``; arrays are saved first as ``arrays/<digest>.npz`` (atomically), then
 the line is appended and flushed to disk, so a line in the file means the cell is complete.
 ``load`` reads every complete line; a last line without its newline (a crash mid-write) is
 ignored and cut off before the next append, so that cell runs again. Any other unreadable line is a
@@ -55,6 +55,8 @@ class RecordStore:
         self._cut_partial_line()
         line = {"cell": dict(cell.setting), "group": cell.group, "measurements": [m.to_json() for m in result.measurements],
                 "arrays": self._save_arrays(cell, result.arrays)}  # fmt: skip
+        if result.details:
+            line["details"] = result.details
         with open(self.path, "ab") as handle:
             handle.write((json.dumps(line, allow_nan=True) + "\n").encode("utf-8"))
             handle.flush()
@@ -110,4 +112,7 @@ class RecordStore:
                 raise DataError(f"{where}: its arrays file {obj['arrays']} is missing")
             with np.load(path, allow_pickle=False) as saved:
                 arrays = {name: saved[name] for name in saved.files}
-        return cell, CellResult(found, arrays)
+        details = obj.get("details", {})
+        if not isinstance(details, dict):
+            raise DataError(f"{where}: details must be a JSON object, got {details!r}")
+        return cell, CellResult(found, arrays, details)
