@@ -2,7 +2,7 @@
 
 Full-size numbers (all methods, 5 seeds, 10 epochs) come from ``benchmarks/dipsgnn.py`` and are
 recorded in BENCHMARKS.md. Here the ml-1m (users 1-2999) data protocol is checked exactly, and a
-shortened run on ml-100k (seed 0, 3 epochs) checks the ordering Table 2 reports among the private
+shortened run on ml-100k (seed 0, 2 epochs) checks the ordering Table 2 reports among the private
 methods and the size of the gap to non-private SR-GNN.
 """
 
@@ -53,16 +53,20 @@ def test_protocol_reproduces_the_ml1m_statistics(ml1m):
 
 @pytest.fixture(scope="module")
 def ml100k_short(dataset_dir):
-    """ml-100k under the paper's protocol (configs/dipsgnn/ml-100k.yaml), trained for 3 epochs."""
+    """ml-100k under the paper's protocol (configs/dipsgnn/ml-100k.yaml), trained for 2 epochs
+    (3 until issue 33: 227 -> 158 CPU s for the four fits, every bound still met with margin; the
+    recalls of both lengths are in the test below)."""
     config = load_config(CONFIGS / "ml-100k.yaml", updates={"dataset.data_dir": str(dataset_dir("ml-100k"))})
     options = validate_options(DIPSGNNOptions, config.study_options)
-    backbone = {**backbone_params(config), "n_epochs": 3}
+    backbone = {**backbone_params(config), "n_epochs": 2}
     return prepare_sequences(config, options, new_results(config)), options, backbone
 
 
 def test_dipsgnn_beats_the_other_private_methods_on_ml100k(ml100k_short):
     """Table 2's ordering at eps1 = 20, eps2 = 5, shortened: DIPSGNN above DPMF and DP-SGD by a wide
-    margin, below non-private SR-GNN by a bounded gap, and its whole-run epsilon above the per-pass 5."""
+    margin, below non-private SR-GNN by a bounded gap, and its whole-run epsilon above the per-pass 5.
+    Measured Recall@20 (x100, seeded simulation noise) at 2 epochs: DIPSGNN 12.22, SR-GNN 13.24,
+    DPMF_imp 4.12, DP-SGD 4.93, whole-run epsilon 190.9 (at 3 epochs: 13.54, 14.05, 4.12, 4.85, 264.2)."""
     data, options, backbone = ml100k_short
     runs = {m: run_method(m, 0, data, options, backbone) for m in ("DIPSGNN", "SRGNN", "DPMF_imp", "DPSGD")}
     recall = {m: r.metrics["recall@20"] for m, r in runs.items()}
