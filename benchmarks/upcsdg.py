@@ -22,6 +22,8 @@ Usage::
 
     python benchmarks/upcsdg.py quality --dataset amazon-musical-instruments [--out-runs runs/bench]
     python benchmarks/upcsdg.py quality --from-run runs/bench/<run folder>   # re-check a finished run
+    python benchmarks/upcsdg.py quality --dataset ml-100k --executor ray          # the seeds' cells on Ray workers
+    python benchmarks/upcsdg.py quality --dataset ml-100k --resume <run folder>   # finish an interrupted run
     python benchmarks/upcsdg.py quality --dataset ml-100k --set 'study_options.seeds=[1]' --tag seed1   # one seed per process,
     python benchmarks/upcsdg.py quality --from-run <seed-0 run> --from-run <seed-1 run> ...             # then merged
     python benchmarks/upcsdg.py quality --dataset ml-100k --set 'study_options.parts=[membership]' --tag membership
@@ -48,6 +50,7 @@ from typing import Any
 
 from recprivacy.config import load_config
 from recprivacy.experiments import load_results, run_config, write_run
+from recprivacy.experiments.kit import EXECUTORS, make_executor
 from recprivacy.experiments.upcsdg import merge_runs, synthesize
 from recprivacy.experiments.upcsdg.options import ATTACKS, VARIANTS
 
@@ -108,7 +111,7 @@ def quality(args: argparse.Namespace) -> None:
         results = load_results(run_dir)
     else:
         config = load_config(ROOT / "configs" / "upcsdg" / f"{args.dataset}.yaml", args.set or [])
-        results, run_dir = run_config(config, args.out_runs)
+        results, run_dir = run_config(config, args.out_runs, resume=args.resume, executor=make_executor(args.executor))
     options = results.config["study_options"]
     grid_k = options.get("grid_k", [0.2, 0.4, 0.6, 0.8])
     grid_gamma = options.get("grid_gamma", [0.1, 0.3, 0.5, 0.7, 0.9])
@@ -192,6 +195,8 @@ def main() -> None:
     q.add_argument("--out-runs", default=str(ROOT / "runs" / "benchmarks"))
     q.add_argument("--set", action="append")
     q.add_argument("--tag", default="", help="Inserted in the output file name (e.g. 'membership').")
+    q.add_argument("--resume", help="continue the interrupted run in this folder (its saved config must equal this one)")
+    q.add_argument("--executor", choices=EXECUTORS, default="inprocess", help="where the study's cells run (one Ray task per seed)")
     s = sub.add_parser("speed")
     s.add_argument("--dataset", default="ml-100k")
     s.add_argument("--repeats", type=int, default=3)

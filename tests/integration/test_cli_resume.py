@@ -48,7 +48,8 @@ def interrupted_copy(run_dir: Path, into: Path, keep: int) -> Path:
     """The folder as a run killed after ``keep`` cells would leave it, the next line half written."""
     into.mkdir()
     shutil.copy(run_dir / "config.yaml", into)
-    shutil.copytree(run_dir / "arrays", into / "arrays")
+    if (run_dir / "arrays").is_dir():  # a study whose cells keep no arrays has none
+        shutil.copytree(run_dir / "arrays", into / "arrays")
     lines = (run_dir / "records.jsonl").read_text().splitlines(keepends=True)
     (into / "records.jsonl").write_text("".join(lines[:keep]) + lines[keep][:40])
     return into

@@ -12,7 +12,7 @@ from recprivacy.data.registry import load_dataset
 from recprivacy.data.preprocess import preprocess
 from recprivacy.data.split import random_split
 from recprivacy.defenses.upcsdg import UPCSDG, FrozenEmbeddings, PrivacyPreferences
-from recprivacy.experiments.upcsdg.cells import HistoryMasked
+from recprivacy.experiments.upcsdg.lab import HistoryMasked
 from recprivacy.metrics.ranking import evaluate
 from recprivacy.models import make_model
 

@@ -103,7 +103,7 @@ def run_config(
 
     The output folder is checked first (``recprivacy.io.check_output_folder``): an existing
     file, or a folder inside the dataset's files, is refused before any data are loaded. A
-    study on the kit gets its folder at the start and stores its cells there as they finish;
+    study on the kit has its options validated, then gets its folder at the start and stores its cells there as they finish;
     ``resume`` continues such a folder (its saved config must equal ``config``), and
     ``executor`` runs the cells (default: in this process). See :mod:`.run_folder`.
     """
@@ -115,6 +115,7 @@ def run_config(
     if resume is not None:
         folder, fresh = resume_run(resume, config)[0], False
     else:
+        validate_options(study.options, config.study_options)  # a bad option is refused before any folder is made
         out = _checked_out(config, out_root)
         folder, fresh = open_run(config, out, new_results(config)), True
     stage(f"run {config.name} (study {config.study}) in {folder}")

@@ -3,7 +3,8 @@ and the ``attribute`` audit section.
 
 * :mod:`.options`: ``study_options`` of the study, method and engine names;
 * :mod:`.methods`: training one method's federation (``train_method``, public);
-* :mod:`.cells`: the attack round's cells (attribute x ζ x attacker x component);
+* :mod:`.cells`: the study-kit cells: per (d, method) group, its training and the attack round's
+  cells (attribute x ζ x attacker x component);
 * :mod:`.render`: tables and figures in the paper's layout; :mod:`.paper`: the paper's numbers;
 * :mod:`.study`: the study itself;
 * :mod:`.classes`: judging a class-guessing attack against blind guesses (audit and matrix);
@@ -17,6 +18,6 @@ from recprivacy.experiments.federated.study import run_federated
 from recprivacy.experiments.runner import register_study
 
 register_study("federated", run_federated, FederatedOptions,
-               "federated GCN recommenders: attribute inference from uploads and APM (paper 004)")
+               "federated GCN recommenders: attribute inference from uploads and APM (paper 004)", resumable=True)
 
 __all__ = ["FederatedOptions", "TrainedMethod", "run_federated", "train_method"]

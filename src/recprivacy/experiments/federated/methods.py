@@ -6,7 +6,8 @@ F-DPMF and FedMF always train federated MF, whatever ``model`` says), on one of 
 ``federated.engines``, followed by the extra attack round (digest G11).
 
 ``train_method`` is public: the matrix's upload channel (``experiments.matrix.uploads``) trains
-its federations with it.
+its federations with it. ``method_statement`` gives the same statement without training (the
+study's driver renders the statements while the training runs in its cells).
 """
 
 from __future__ import annotations
@@ -16,15 +17,16 @@ from dataclasses import dataclass
 
 from recprivacy.config import Config
 from recprivacy.data.interactions import Interactions
-from recprivacy.defenses.apm import make_defence
-from recprivacy.defenses.federated_dp import BASELINES, make_baseline
+from recprivacy.defenses.apm import ClippedNoise, make_defence
+from recprivacy.defenses.federated_dp import BASELINES, FederatedBaseline, make_baseline
 from recprivacy.experiments.federated.options import FederatedOptions, factory_options
 from recprivacy.federated.engines import Federation, Method, train_federation
 from recprivacy.federated.features import UserFeatures
-from recprivacy.federated.models import make_federated_model
+from recprivacy.federated.models import FederatedModel, make_federated_model
 from recprivacy.federated.protocol import LocalTraining
 from recprivacy.federated.simulator import FederatedSimulator, GlobalRecommender
 from recprivacy.privacy.accounting import PrivacyStatement
+from recprivacy.privacy.randomness import NoiseSource, check_mode
 
 
 @dataclass(frozen=True)
@@ -44,30 +46,60 @@ class TrainedMethod:
         return GlobalRecommender(self.sim.model, params, self.sim.features, self.sim.train_csr, private)
 
 
+@dataclass(frozen=True)
+class MethodParts:
+    """What ``method`` trains with before any round: the federated model, the upload defence
+    or the objective-perturbation baseline, and their factory options."""
+
+    method: str
+    factory: dict
+    model: FederatedModel
+    defence: ClippedNoise | None
+    baseline: FederatedBaseline | None
+
+    def statement(self, options: FederatedOptions, feats: UserFeatures, noise: NoiseSource) -> PrivacyStatement | None:
+        """The privacy statement of ``options.rounds`` training rounds (basic composition for
+        the upload defences, the baseline's own accountant otherwise), stamped with ``noise``;
+        None for Pure FedRec. It depends on the method's settings, not on what training does."""
+        statement = None
+        if self.defence is not None:
+            counts: dict[str, int] = defaultdict(int)
+            for spec in self.model.shared_specs():
+                counts[spec.component] += spec.size
+            statement = self.defence.privacy_statement(dict(counts), rounds=options.rounds)
+        elif self.baseline is not None:
+            statement = self.baseline.privacy_statement(options.rounds, options.local_epochs, feats.dim)
+        return None if statement is None else noise.stamp(statement)
+
+
+def method_parts(options: FederatedOptions, method: str, train: Interactions, feats: UserFeatures, dim: int) -> MethodParts:
+    """The model and defence (or baseline) of ``method`` at embedding size ``dim``."""
+    factory = factory_options(method, options)
+    baseline = make_baseline(method, feats.blocks, **factory) if method in BASELINES else None
+    model = make_federated_model((baseline and baseline.model) or options.model, train.n_items, feats.dim, dim)
+    return MethodParts(method, factory, model, None if baseline else make_defence(method, **factory), baseline)
+
+
+def method_statement(config: Config, options: FederatedOptions, method: str, train: Interactions, feats: UserFeatures,
+                     dim: int) -> PrivacyStatement | None:  # fmt: skip
+    """The statement ``train_method`` gives ``method``, without training it."""
+    noise = NoiseSource(check_mode(config.noise), config.seed)
+    return method_parts(options, method, train, feats, dim).statement(options, feats, noise)
+
+
 def train_method(config: Config, options: FederatedOptions, method: str, train: Interactions, feats: UserFeatures,
                  dim: int) -> TrainedMethod:  # fmt: skip
     """Train ``method`` (an upload defence of ``defenses.apm`` or a baseline of
     ``defenses.federated_dp``) for ``options.rounds`` rounds plus the attack round on
-    ``options.engine``, seeded by ``config.seed`` with ``config.noise`` protection noise. The
-    statement covers the ``options.rounds`` training rounds (basic composition for the upload
-    defences, the baseline's own accountant otherwise)."""
-    factory = factory_options(method, options)
-    baseline = make_baseline(method, feats.blocks, **factory) if method in BASELINES else None
-    model = make_federated_model((baseline and baseline.model) or options.model, train.n_items, feats.dim, dim)
-    defence = None if baseline else make_defence(method, **factory)
-    sim = FederatedSimulator(model, train, feats.x, LocalTraining(options.lr, options.local_epochs, options.batch_size,
-                                                                  options.n_negatives),
-                             options.clients_per_round, config.seed, defence, options.init_std,
+    ``options.engine``, seeded by ``config.seed`` with ``config.noise`` protection noise, with
+    its statement (``MethodParts.statement``)."""
+    parts = method_parts(options, method, train, feats, dim)
+    baseline = parts.baseline
+    sim = FederatedSimulator(parts.model, train, feats.x, LocalTraining(options.lr, options.local_epochs, options.batch_size,
+                                                                        options.n_negatives),
+                             options.clients_per_round, config.seed, parts.defence, options.init_std,
                              objective=baseline and baseline.objective, feature_privacy=baseline and baseline.features,
                              noise=config.noise)  # fmt: skip
-    fed = train_federation(sim, Method(method, factory, feats.blocks), options.rounds, options.eval_every, options.engine,
+    fed = train_federation(sim, Method(method, parts.factory, feats.blocks), options.rounds, options.eval_every, options.engine,
                            options.attack_clients == "all", options.superlink, desc=f"{options.model} d={dim} {method}")
-    statement = None
-    if defence is not None:
-        counts: dict[str, int] = defaultdict(int)
-        for spec in model.shared_specs():
-            counts[spec.component] += spec.size
-        statement = defence.privacy_statement(dict(counts), rounds=options.rounds)
-    elif baseline is not None:
-        statement = baseline.privacy_statement(options.rounds, options.local_epochs, feats.dim)
-    return TrainedMethod(sim, fed, None if statement is None else sim.noise.stamp(statement))
+    return TrainedMethod(sim, fed, parts.statement(options, feats, sim.noise))

@@ -14,7 +14,7 @@ paper) is reported beside, not instead of, the paper's attackers.
 
 from __future__ import annotations
 
-from recprivacy.experiments.federated.cells import Cell
+from recprivacy.experiments.federated.cells import AttackKey
 from recprivacy.experiments.federated.options import ENGINE_LABELS, METHOD_LABELS, FederatedOptions
 from recprivacy.experiments.federated.paper import paper_by_attacker, paper_f1, paper_hit20
 from recprivacy.experiments.results import Results
@@ -36,7 +36,7 @@ def _fmt_zero(cell: dict | None) -> str:
     return "-" if cell is None else f"{_fmt(cell)} ({cell['zero_update_share']:.1%} zero updates)"
 
 
-def render(results: Results, dataset: str, options: FederatedOptions, ks: list[int], hits: dict, rows: dict[Cell, dict],
+def render(results: Results, dataset: str, options: FederatedOptions, ks: list[int], hits: dict, rows: dict[AttackKey, dict],
            curves: dict) -> None:  # fmt: skip
     """Tables II-VI and Figures 4, 5, 7 layouts with the paper's numbers beside ours."""
     k = ks[-1]

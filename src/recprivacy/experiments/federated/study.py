@@ -6,8 +6,12 @@ of three engines (``engine``, ``recprivacy.federated.engines``: ``simulator``, t
 in-process default; ``flower-sim``, Flower's simulation engine; ``flower``, a Flower deployment
 started on this machine or joined at ``superlink: host:port``), evaluates Hit@K / NDCG@K of the
 global model on the leave-one-out split (full ranking, training items masked), then runs one
-extra attack round (digest G11) and attacks the uploads (:mod:`.cells`): for every attribute,
-ζ, attacker and component, ``attack_seeds`` random ζ-splits (mean ± std). The attack round
+extra attack round (digest G11) and attacks the uploads: for every attribute, ζ, attacker and
+component, ``attack_seeds`` random ζ-splits (mean ± std). Each (d, method) is a group of
+study-kit cells (:mod:`.cells`: its training on the configured engine, then one cell per attack
+setting), so a run stores its cells as they finish, resumes (``recprivacy run --resume``) and
+runs its groups on Ray (``--executor ray``); the driver loads and splits the data and writes
+each method's privacy statement (``methods.method_statement``: it needs no training). The attack round
 samples its clients like any other (``attack_clients: round``, G11's default, so the adversary
 knows ζ of about half the users); ``attack_clients: all`` lets every client take part (G11's
 option: ζ of all users, twice the known users and twice the targets). It renders the layouts
@@ -21,6 +25,8 @@ would mean the last row of the file. ``max_users``: the dataset's first users on
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 
 from recprivacy.attacks.attribute import check_zeta
@@ -30,14 +36,14 @@ from recprivacy.data.registry import load_dataset
 from recprivacy.data.split import temporal_split
 from recprivacy.defenses.apm import make_defence
 from recprivacy.defenses.federated_dp import BASELINES, make_baseline
-from recprivacy.experiments.federated.cells import Cell, attack_round
-from recprivacy.experiments.federated.methods import train_method
+from recprivacy.experiments.federated.cells import AttackKey, FederatedGrid, plan_cells
+from recprivacy.experiments.federated.methods import method_statement
 from recprivacy.experiments.federated.options import METHOD_LABELS, FederatedOptions, factory_options
 from recprivacy.experiments.federated.render import privacy_section, render
+from recprivacy.experiments.kit import Bench, Cell, CellResult
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results
 from recprivacy.federated.features import attribute_labels, user_features
-from recprivacy.metrics.ranking import evaluate
 from recprivacy.privacy.accounting import PrivacyStatement
 
 
@@ -67,36 +73,46 @@ def prepare(config: Config, options: FederatedOptions, results: Results) -> tupl
     return data, train, test
 
 
-def run_federated(config: Config, options: FederatedOptions) -> Results:
-    """The ``federated`` study (module docstring)."""
+def run_federated(config: Config, options: FederatedOptions, bench: Bench | None = None) -> Results:
+    """The ``federated`` study (module docstring); its cells run on ``bench`` (default: in this
+    process, records in memory; ``recprivacy run`` passes the run folder's store)."""
     results = new_results(config)
     data, train, test = prepare(config, options, results)
     feats = user_features(train)
     labels = {a: attribute_labels(data, a) for a in options.attributes}
-    ks = config.eval.ks
+    cells = plan_cells(options)
+    found = (bench or Bench()).run(FederatedGrid(results.name, config, options, train, test, feats, labels), cells)
+    hits: dict[tuple[int, str], dict[str, float]] = {}
     curves: dict[str, tuple[list, list]] = {}
-    rows: dict[Cell, dict] = {}
-    hits: dict[tuple, dict] = {}
     statements: dict[str, PrivacyStatement] = {}
-    for dim in options.dims:
-        for method in options.methods:
-            trained = train_method(config, options, method, train, feats, dim)
-            fed = trained.federation
-            evaluations = [(t, evaluate(trained.recommender(t), test, ks=ks)) for t in sorted(fed.snapshots)]
-            final = evaluations[-1][1]
-            hits[(dim, method)] = {k: float(v) for k, v in final.items()}
-            curves[f"{METHOD_LABELS[method]} d={dim}"] = ([r for r, _ in evaluations], [m[f"hit@{ks[-1]}"] for _, m in evaluations])
-            results.timings[f"round_seconds_median/{method}/d={dim}"] = float(np.median(fed.round_seconds))
-            with results.timed(f"attack/{method}/d={dim}"):
-                attacked, cells = attack_round(trained.sim, fed.attack, labels, feats.blocks, options, dim, method)
-                rows.update(cells)
-                results.metrics[f"{method}/d={dim}/attack_clients"] = float(attacked)
-            if trained.statement is not None:
-                key = "epsilon" if method in BASELINES else "epsilon_basic_composition"
-                results.metrics[f"{method}/d={dim}/{key}"] = trained.statement.epsilon
-                if dim == options.dims[0]:
-                    statements[method] = trained.statement
-    render(results, data.name, options, ks, hits, rows, curves)
+    for cell in (c for c in cells if c.setting["kind"] == "training"):
+        dim, method, result = cell.setting["dim"], cell.setting["method"], found[cell.key]
+        hits[(dim, method)] = {m.metric: m.value for m in result.measurements if m.unit != "s" and m.metric != "attack_clients"}
+        curves[f"{METHOD_LABELS[method]} d={dim}"] = (result.arrays["rounds"].tolist(), result.arrays["hits"].tolist())
+        values = {m.metric: m.value for m in result.measurements}
+        results.timings[f"round_seconds_median/{method}/d={dim}"] = values["round_seconds_median"]
+        results.metrics[f"{method}/d={dim}/attack_clients"] = values["attack_clients"]
+        statement = method_statement(config, options, method, train, feats, dim)
+        if statement is not None:
+            key = "epsilon" if method in BASELINES else "epsilon_basic_composition"
+            results.metrics[f"{method}/d={dim}/{key}"] = statement.epsilon
+            if dim == options.dims[0]:
+                statements[method] = statement
+    render(results, data.name, options, config.eval.ks, hits, attack_rows(cells, found, results), curves)
     privacy_section(results, statements)
     results.seeds.update({"split": 0, "attack_splits": options.attack_seeds})
     return results
+
+
+def attack_rows(cells: Sequence[Cell], found: Mapping[str, CellResult], results: Results) -> dict[AttackKey, dict[str, float]]:
+    """The attack cells' values by (d, method, attribute, ζ, attacker, component), leaving out
+    the cells that measured nothing; their seconds add up in ``results.timings`` per method."""
+    rows: dict[AttackKey, dict[str, float]] = {}
+    for cell in (c for c in cells if c.setting["kind"] == "attack" and found[c.key].measurements):
+        s = cell.setting
+        values = {m.metric: m.value for m in found[cell.key].measurements if m.unit != "s"}
+        rows[(s["dim"], s["method"], s["attribute"], s["zeta"], s["attacker"], s["component"])] = values
+        seconds = sum(m.value for m in found[cell.key].measurements if m.unit == "s")
+        timer = f"attack/{s['method']}/d={s['dim']}"
+        results.timings[timer] = results.timings.get(timer, 0.0) + seconds
+    return rows

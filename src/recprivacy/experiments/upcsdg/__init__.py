@@ -3,7 +3,8 @@
 
 * :mod:`.options`: ``study_options`` of the study and the settings it measures;
 * :mod:`.release`: generating a release (study, audit, matrix) and ``synthesize``;
-* :mod:`.cells`: the measurements of one seed (releases, utility, recovery, membership);
+* :mod:`.lab`: what one seed computes once (features, releases, models, the membership target);
+* :mod:`.cells`: the study-kit cells (releases, utility, recovery, membership), one group per seed;
 * :mod:`.measurements`: the per-seed rows and their means over seeds;
 * :mod:`.tables`, :mod:`.figures`, :mod:`.render`: the report in the paper's layout;
 * :mod:`.paper`: the numbers the paper reports;
@@ -16,6 +17,7 @@ from recprivacy.experiments.upcsdg.options import UPCSDGOptions
 from recprivacy.experiments.upcsdg.release import synthesize
 from recprivacy.experiments.upcsdg.study import merge_runs, run_upcsdg
 
-register_study("upcsdg", run_upcsdg, UPCSDGOptions, "UPC-SDG synthetic data: Tables 2-3, k x γ grid, recovery attack")
+register_study("upcsdg", run_upcsdg, UPCSDGOptions, "UPC-SDG synthetic data: Tables 2-3, k x γ grid, recovery attack",
+               resumable=True)
 
 __all__ = ["UPCSDGOptions", "merge_runs", "run_upcsdg", "synthesize"]

@@ -2,7 +2,7 @@
 
 A row is one measurement of one seed: ``kind`` (``release``, ``utility``, ``recovery``,
 ``membership``), ``variant`` (``original`` or a UPC-SDG variant), ``k`` and ``gamma`` (NaN for
-the original data), optional ``model`` / ``attack``, then its values (``cells.SeedRun``).
+the original data), optional ``model`` / ``attack``, then its values (``cells.rows``).
 Tables report the mean over seeds and, where shown, the sample standard deviation
 (``metrics.summary.mean_sd``).
 """

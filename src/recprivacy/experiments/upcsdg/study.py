@@ -17,8 +17,10 @@ train / validation / test split (``train.prepare_data``), fit the configured fea
   and on a UPC-SDG release of it for every grid cell (the attack model is trained once on real
   shadow data and reused).
 
-The measurements themselves are :mod:`.cells` (each synthetic dataset generated once per
-(variant, k, γ, seed) and shared by the parts). Tables show means over seeds, the paper's
+Each measurement is a study-kit cell (:mod:`.cells`; one group per seed, whose ``lab.SeedLab``
+generates each synthetic dataset once per (variant, k, γ) and shares it among the parts), so a
+run stores its cells as they finish, resumes (``recprivacy run --resume``) and runs its seeds
+on Ray (``--executor ray``). The splits are prepared here, in the driver. Tables show means over seeds, the paper's
 numbers beside ours (``paper_dataset``, default Office, the closest to Amazon Musical
 Instruments); every measurement per seed is kept in the ``measurements`` table, from which
 ``merge_runs`` renders runs of single seeds as one.
@@ -32,50 +34,29 @@ from typing import Any
 import pandas as pd
 
 from recprivacy.config import Config, load_config, validate_options
-from recprivacy.defenses.upcsdg import FrozenEmbeddings
 from recprivacy.errors import ConfigError
+from recprivacy.experiments.kit import Bench
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results
-from recprivacy.experiments.train import fit_model, prepare_data
-from recprivacy.experiments.upcsdg.cells import SeedRun
-from recprivacy.experiments.upcsdg.options import SETTINGS, VARIANTS, UPCSDGOptions
+from recprivacy.experiments.train import prepare_data
+from recprivacy.experiments.upcsdg.cells import UPCSDGGrid, plan_cells, rows
+from recprivacy.experiments.upcsdg.options import UPCSDGOptions
 from recprivacy.experiments.upcsdg.render import render
 
 _TEXT_COLUMNS = ("kind", "variant", "model", "attack")
 """Columns of the measurement rows that hold text; the others are numbers (None read back as NaN)."""
 
 
-def run_seed(config: Config, options: UPCSDGOptions, seed: int, results: Results) -> list[dict[str, Any]]:
-    """Every measurement of one seed (see the module docstring)."""
-    seeded = config.model_copy(update={"seed": seed})
-    data = prepare_data(seeded, results)
-    feature_model = fit_model(seeded, data, results)
-    run = SeedRun(seeded, options, data, FrozenEmbeddings.from_model(feature_model), feature_model, seed)
-    if "membership" in options.parts:  # first: a dataset too small for its partition fails before the long parts
-        run.membership()
-    for name in ["random", *options.models]:
-        run.utility(name)
-    if "table2" in options.parts:
-        for k, gamma in SETTINGS.values():
-            for name in ["random", *options.models]:
-                run.utility(name, "UPC-SDG", k, gamma)
-    if "grid" in options.parts:
-        for k in options.grid_k:
-            for gamma in options.grid_gamma:
-                run.recovery(k, gamma)
-    if "ablations" in options.parts:
-        for k in options.ablation_k:
-            for variant in VARIANTS:
-                run.utility("bpr", variant, k, options.ablation_gamma)
-    return run.rows
-
-
-def run_upcsdg(config: Config, options: UPCSDGOptions) -> Results:
-    """The ``upcsdg`` study (see module docstring)."""
+def run_upcsdg(config: Config, options: UPCSDGOptions, bench: Bench | None = None) -> Results:
+    """The ``upcsdg`` study (see module docstring); its cells run on ``bench`` (default: in this
+    process, records in memory; ``recprivacy run`` passes the run folder's store)."""
     results = new_results(config)
     seeds = options.seeds or [config.seed]
-    rows = [row for seed in seeds for row in run_seed(config, options, seed, results)]
-    return render(results, options, pd.DataFrame(rows), seeds)
+    data = {seed: prepare_data(config.model_copy(update={"seed": seed}), results) for seed in seeds}
+    results.seeds["model"] = int(config.model.params.get("seed", seeds[-1]))  # as ``train.fit_model`` seeds the feature model
+    cells = plan_cells(options, seeds)
+    found = (bench or Bench()).run(UPCSDGGrid(results.name, config, options, data), cells)
+    return render(results, options, pd.DataFrame(rows(cells, found, results)), seeds)
 
 
 def merge_runs(runs: Sequence[Results]) -> Results:
