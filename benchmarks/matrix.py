@@ -9,7 +9,8 @@ Usage::
 
 The record (``benchmarks/results/matrix_ml100k.json``) holds the run's tables (the long cell
 table, the claimed-vs-measured epsilon tables, the sequential defences' utility), each row's
-title, utility cost and first statement line, the stage timings, and where, when and at which
+title, utility cost and first statement line, the report's paragraph on the uploads column's
+setup (Pure FedRec's and a popularity list's Recall@10), the stage timings, and where, when and at which
 commit it ran. CPU seconds are ``time.process_time`` of the run (all threads) or, with
 ``--from-run``, the user + system time ``/usr/bin/time -v`` printed.
 """
@@ -41,7 +42,9 @@ def record_of(run_dir: Path) -> dict[str, Any]:
     keys = list(dict.fromkeys(row[0] for row in tables["matrix-cells"]["rows"]))
     defences = [{"key": key, "title": row[0], "utility": row[-2], "statement": row[-1]}
                 for key, row in zip(keys, matrix["rows"], strict=True)]  # fmt: skip
-    return {"noise": results["noise"], "defences": defences, "attacks": matrix["columns"][1:-2],
+    section = next(x for x in results["sections"] if x["title"] == "Attack x defence matrix")
+    uploads = next(p for p in section["text"].split("\n\n") if p.startswith("Attribute inference from federated uploads"))
+    return {"noise": results["noise"], "defences": defences, "attacks": matrix["columns"][1:-2], "uploads_setup": uploads,
             **{name: {k: tables[table][k] for k in ("columns", "rows", "caption")} for name, table in TABLES.items()},
             "timings": results["timings"]}  # fmt: skip
 

@@ -591,9 +591,7 @@ def matrix(records: Path) -> str:
         f"{link(MATRIX_FILE)}: `{record['source']}`; measured {record['date']} on {machine_text(record['machine'])}, "
         f"commit {record['commit']}, noise: {record['noise']}; {record['cpu_seconds']:.0f} CPU s, {record['wall']} wall, "
         f"peak {record['peak_rss_mb']:.0f} MB{'; ' + record['note'] if record.get('note') else ''}. Reduced training as "
-        "`configs/matrix/ml-100k.yaml` says (the uploads rows' federated model is trained 10 rounds on 300 users and "
-        "stays below a popularity list's Recall@10 on the same users, printed in the no-defence row's uploads cell).",
-        table, "### Claimed against measured ε", epsilon, "### Utility cost of the sequential-model defences",
+        "`configs/matrix/ml-100k.yaml` says.", record["uploads_setup"], table, "### Claimed against measured ε", epsilon, "### Utility cost of the sequential-model defences",
         markdown_table({"columns": ["defence", "Recall@10 [95% CI]", "undefended SR-GNN", "change [95% CI]"],
                         "rows": [[r[0], f"{r[1]:.4f} [{r[2]:.4f}, {r[3]:.4f}]", f"{r[4]:.4f}",
                                   f"{r[5]:+.4f} [{r[6]:+.4f}, {r[7]:+.4f}]"] for r in record["sequential_utility"]["rows"]]})])

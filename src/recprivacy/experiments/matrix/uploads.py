@@ -183,7 +183,9 @@ def uploads_text(o: UploadCellOptions, pure: Cell) -> str:
             f"better of the majority-class and uniform guess; frozen attackers are trained on Pure FedRec's uploads. "
             f"The no-defence row's uploads cell is Pure FedRec ({name}: {value.value:.4f} [{value.low:.4f}, "
             f"{value.high:.4f}]); each upload defence's utility cost is its federated model's Recall@10 against Pure "
-            f"FedRec's on the same users. Only the uploads column applies to these rows.")
+            f"FedRec's on the same users; a positive change means the defended federation trained a better model than "
+            f"Pure FedRec at this reduced length (the upload defences clip every update, which Pure FedRec does not). "
+            f"Only the uploads column applies to these rows.")
 
 
 def _per_method_text(o: UploadCellOptions) -> str:
