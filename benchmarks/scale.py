@@ -10,6 +10,8 @@ Each size runs in a fresh interpreter. The audit's stages are timed from the ins
 generation and preparation (``data``), the target's training (``fit``) and every section, each
 with its CPU seconds (``time.process_time``, all threads) and the process's peak resident set
 after the stage (``ru_maxrss``; it is monotone, so a stage's own peak is at most that value).
+Each stage is also printed to stderr as one JSON line when it ends, so a size that does not
+finish still shows what its finished stages cost.
 The growth exponent of a stage is the least-squares slope of log CPU seconds on log
 interactions over the sizes in the record file (``--summary`` prints it per stage).
 
@@ -66,6 +68,7 @@ class StageClock:
                 return fn(*args, **kwargs)
             finally:
                 self.stages[name] = {"cpu_seconds": time.process_time() - start, "peak_rss_mb_after": _peak_mb()}
+                print(json.dumps({"stage": name, **self.stages[name]}), file=sys.stderr, flush=True)
 
         return timed
 
@@ -107,9 +110,9 @@ def child(args: argparse.Namespace, n: int) -> dict:
         cmd += ["--sections", *args.sections]
     if args.bpr_epochs is not None:
         cmd += ["--bpr-epochs", str(args.bpr_epochs)]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=False, env=_env())
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=False, env=_env())
     if out.returncode != 0:
-        raise RuntimeError(out.stderr[-3000:])
+        raise RuntimeError(f"the run of {n:,} interactions exited with code {out.returncode} (its stderr is above)")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

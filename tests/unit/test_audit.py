@@ -72,7 +72,7 @@ def test_plan_sections_validates_names_and_options():
         plan_sections(AuditOptions(sections=["utilty"]))
     with pytest.raises(ConfigError, match=r"study_options.membrship: unknown audit section"):
         plan_sections(AuditOptions(membrship={}))
-    with pytest.raises(ConfigError, match=r"unknown key 'kk' in study_options.utility; allowed keys: k"):
+    with pytest.raises(ConfigError, match=r"unknown key 'kk' in study_options.utility; allowed keys: k, max_users"):
         plan_sections(AuditOptions(utility={"kk": 5}))
 
 

@@ -10,6 +10,7 @@ import torch
 
 from recprivacy.data.synthetic import make_synthetic
 from recprivacy.defenses.upcsdg import UPCSDG, FrozenEmbeddings, PrivacyPreferences
+from recprivacy.defenses.upcsdg.model import AUTO_TRAIN_USERS
 from recprivacy.defenses.upcsdg.candidates import NO_ITEM, CandidatePools, grouped_product, nearest_items
 from recprivacy.defenses.upcsdg.generation import assign_replacements
 from recprivacy.defenses.upcsdg.selection import PairBatch
@@ -136,3 +137,35 @@ def test_pool_size_settings():
         UPCSDG(pool_size=64, candidates="authors")
     with pytest.raises(ConfigError, match="UPCSDG.pool_size"):
         UPCSDG(pool_size=0)
+
+
+def test_training_on_a_sample_of_users_releases_every_user(train, embeddings):
+    """``train_users=N`` trains on N seeded users (the same N for the same seed) and the release
+    still replaces items of users outside the sample, each within the cap."""
+    prefs = _prefs(train.n_users)
+    model = UPCSDG(n_epochs=2, batch_users=8, seed=3, pool_size=16, train_users=10, noise="simulation")
+    model.fit(train, embeddings, prefs)
+    sample = model.trained_users_
+    assert len(sample) == 10 and len(np.unique(sample)) == 10 and np.all(np.diff(sample) > 0)
+    again = UPCSDG(n_epochs=2, batch_users=8, seed=3, pool_size=16, train_users=10, noise="simulation")
+    assert np.array_equal(again.fit(train, embeddings, prefs).trained_users_, sample)
+    release = model.generate()
+    handled = set(release.replacements["user"].tolist()) | set(release.dropped["user"].tolist())
+    assert handled == set(np.flatnonzero(model.counts_ > 0).tolist())   # every user with a selected item
+    assert set(release.replacements["user"].tolist()) - set(sample.tolist())   # replaced outside the sample too
+    assert release.summary["method"]["train_users"] == 10
+    assert (release.replacements["f_sim"].dropna() <= 0.5 + 1e-9).all()
+
+
+def test_train_users_settings(train, embeddings):
+    active = int((train.user_counts() > 0).sum())
+    assert UPCSDG(train_users=None)._sample_size(10**6) is None
+    assert UPCSDG(train_users=50)._sample_size(50) is None and UPCSDG(train_users=50)._sample_size(51) == 50
+    pooled, full = UPCSDG(pool_size=512), UPCSDG(pool_size=None)
+    pooled.pool_, full.pool_ = 512, None
+    assert pooled._sample_size(AUTO_TRAIN_USERS + 1) == AUTO_TRAIN_USERS and pooled._sample_size(AUTO_TRAIN_USERS) is None
+    assert full._sample_size(10**6) is None                      # the paper path (pool_size: null) trains on every user
+    model = UPCSDG(n_epochs=1, seed=0, pool_size=None).fit(train, embeddings, _prefs(train.n_users))
+    assert len(model.trained_users_) == active and model.generate().summary["method"]["train_users"] == active
+    with pytest.raises(ConfigError, match="UPCSDG.train_users"):
+        UPCSDG(train_users=0)

@@ -24,6 +24,18 @@ Options from the authors' code (digest decisions 5 and 16), off by default:
   M items; mean/max encoders took the second best token instead, so they never end early).
   Skipped pairs are counted in ``n_skipped``. The default decodes exactly M steps and treats
   the truth as a set, so no pair is skipped.
+
+Decision (issue 33, a sampled softmax for large catalogues): the sequence decoders' training
+cross-entropy costs ``pairs x (M+1) x V x d`` per epoch, the audit's largest exposure cost at
+ML-20M's 26,744 items. ``softmax_sample=S`` computes it, per training step, over ``S`` item tokens
+drawn uniformly without replacement (a seeded generator), the step's own target tokens and the
+special tokens (``networks.sampled_columns``), with no log-proposal correction: the drawn items
+share one inclusion probability, so the correction is a constant for them, and the batch's
+targets act as in-batch negatives for the other rows. Validation (early stopping) and
+evaluation still rank every token. ``"auto"`` uses ``S = AUTO_SOFTMAX_SAMPLE`` (2,048) when a
+sequence decoder's vocabulary holds more than twice that many items and every token otherwise;
+``None`` (the default, the paper) every token. The point-wise decoder's label-smoothed target
+spreads mass over every item, so it always uses the full softmax.
 """
 
 from __future__ import annotations
@@ -37,7 +49,15 @@ import torch
 from torch import nn
 
 from recprivacy.attacks.exposure.metrics import KS, average_metrics, best_ranks, distinct_truth, per_pair_metrics
-from recprivacy.attacks.exposure.networks import DECODERS, ENCODERS, TIES, ExposureAttackNet, smoothed_targets, teacher_forcing
+from recprivacy.attacks.exposure.networks import (
+    DECODERS,
+    ENCODERS,
+    TIES,
+    ExposureAttackNet,
+    sampled_columns,
+    smoothed_targets,
+    teacher_forcing,
+)
 from recprivacy.attacks.exposure.vocab import Vocabulary, VocabMode
 from recprivacy.data.exposure_pairs import ExposurePairs
 from recprivacy.errors import ConfigError, DataError, NotFittedError
@@ -47,6 +67,8 @@ Candidates = Literal["all", "user_log"]
 OOVPolicy = Literal["drop", "token"]
 StepScores = Callable[[torch.Tensor], torch.Tensor]
 EVAL_BATCH = 512
+AUTO_SOFTMAX_SAMPLE = 2048
+"""Items per training step of ``softmax_sample="auto"`` on vocabularies of more than twice as many."""
 
 
 class EncodedPairs:
@@ -118,6 +140,9 @@ class ExposureAttack:
         Seeds the weights, dropout and batch order.
     schedule, warmup_steps, skip:
         The code's warm-up learning rate and pair skipping (module docstring).
+    softmax_sample:
+        ``None`` (every token, the paper), ``"auto"`` or the number of items drawn per training
+        step for a sampled softmax of a sequence decoder (module docstring, "Decision (issue 33)").
     """
 
     def __init__(
@@ -140,6 +165,7 @@ class ExposureAttack:
         schedule: Literal["constant", "warmup"] = "constant",
         warmup_steps: int = 4000,
         skip: Literal["none", "code"] = "none",
+        softmax_sample: int | Literal["auto"] | None = None,
     ) -> None:
         for name, value, allowed in (("encoder", encoder, ENCODERS), ("decoder", decoder, DECODERS), ("tie", tie, TIES),
                                      ("vocab", vocab, ("train", "full")), ("point_list", point_list, ("k", "kM")),
@@ -156,6 +182,7 @@ class ExposureAttack:
         self.lr, self.batch_size, self.n_epochs, self.patience = lr, batch_size, n_epochs, patience
         self.vocab, self.point_list, self.seed = vocab, point_list, seed
         self.schedule, self.warmup_steps, self.skip = schedule, warmup_steps, skip
+        self.softmax_sample = _softmax_sample(softmax_sample, decoder)
 
     @property
     def name(self) -> str:
@@ -175,6 +202,8 @@ class ExposureAttack:
                                       self.dim, self.n_heads, self.dropout, self.tie, self.norm_first, self.cls_in_pool)  # fmt: skip
         self.history_len_ = train.history_len
         data = EncodedPairs(v, train, "drop")
+        self.sample_ = self._sample_width(v.n_items)
+        self.draws_ = torch.Generator().manual_seed(self.seed)
         optimizer, scheduler = make_optimizer(self.net_.parameters(), self.lr, self.schedule, self.warmup_steps)
 
         def run_epoch(epoch: int) -> float:
@@ -207,7 +236,17 @@ class ExposureAttack:
             return net.cross_entropy(net.point_hidden(slates), smoothed_targets(history, net.n_items), items_only=True)
         inputs, targets = teacher_forcing(history, net.sos, net.eos)
         hidden, _ = net.decode(net.encode(slates), inputs)
-        return net.cross_entropy(hidden.reshape(-1, hidden.shape[-1]), targets.reshape(-1))
+        hidden, targets = hidden.reshape(-1, hidden.shape[-1]), targets.reshape(-1)
+        if self.sample_ is None:
+            return net.cross_entropy(hidden, targets)
+        return net.sampled_cross_entropy(hidden, targets, sampled_columns(targets, net.n_items, net.size, self.sample_,
+                                                                          self.draws_))  # fmt: skip
+
+    def _sample_width(self, n_items: int) -> int | None:
+        """Items per step of the sampled softmax (None: every token); module docstring."""
+        if self.softmax_sample == "auto":
+            return AUTO_SOFTMAX_SAMPLE if n_items > 2 * AUTO_SOFTMAX_SAMPLE else None
+        return None if self.softmax_sample is None or self.softmax_sample >= n_items else self.softmax_sample
 
     # ------------------------------------------------------------------ inference
     def _check_fitted(self) -> None:
@@ -261,6 +300,21 @@ class ExposureAttack:
 
     def get_params(self) -> dict[str, Any]:
         return {k: v for k, v in vars(self).items() if not k.endswith("_")}
+
+
+def _softmax_sample(value: Any, decoder: str) -> int | str | None:
+    """``softmax_sample`` checked: None, ``"auto"`` (every token for the point decoder) or a
+    positive integer with a sequence decoder."""
+    if value is None:
+        return None
+    if value == "auto":
+        return None if decoder == "point" else value
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ConfigError(f"exposure attack softmax_sample: expected None, 'auto' or a positive integer, got {value!r}")
+    if decoder == "point":
+        raise ConfigError("exposure attack softmax_sample: the point decoder's label-smoothed target needs every item; "
+                          "expected None or 'auto'")  # fmt: skip
+    return int(value)
 
 
 def make_optimizer(

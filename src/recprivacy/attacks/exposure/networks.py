@@ -135,6 +135,14 @@ class TiedSoftmaxCrossEntropy(torch.autograd.Function):
         return grad_hidden * scale, grad_weight * scale, grad_bias * scale, None
 
 
+def sampled_columns(target: torch.Tensor, n_items: int, size: int, n_sampled: int, generator: torch.Generator) -> torch.Tensor:
+    """Sorted token columns of one sampled-softmax step: ``n_sampled`` item tokens drawn
+    uniformly without replacement, every token of ``target``, and every special token
+    (``n_items .. size - 1``)."""
+    drawn = torch.randperm(n_items, generator=generator)[:n_sampled]
+    return torch.unique(torch.cat([drawn, target, torch.arange(n_items, size)]))
+
+
 def _softmax_minus_target_(z: torch.Tensor, lse: torch.Tensor, target: torch.Tensor) -> None:
     """Overwrite logits ``z`` with ``softmax(z) - y`` given their log-normalisers ``lse``."""
     z.sub_(lse[:, None]).exp_()
@@ -286,6 +294,12 @@ class ExposureAttackNet(nn.Module):
         the item tokens (the point-wise decoder's Eq. 8)."""
         rows = self.n_items if items_only else self.size
         return TiedSoftmaxCrossEntropy.apply(hidden, self.output_weight[:rows], self.out_bias[:rows], target)
+
+    def sampled_cross_entropy(self, hidden: torch.Tensor, target: torch.Tensor, columns: torch.Tensor) -> torch.Tensor:
+        """Mean cross-entropy of the softmax restricted to the sorted token ``columns`` (which
+        hold every token of ``target [R]``; ``sampled_columns``) at hidden states ``[R, d]``."""
+        position = torch.searchsorted(columns, target)
+        return TiedSoftmaxCrossEntropy.apply(hidden, self.output_weight[columns], self.out_bias[columns], position)
 
     def _embed_inputs(self, tokens: torch.Tensor) -> torch.Tensor:
         return self.drop(self.dec_emb(tokens) * self.scale)

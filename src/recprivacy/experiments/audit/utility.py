@@ -2,6 +2,12 @@
 expectation of a uniformly random ranking of the same candidates (a reference row of the risk
 summary, not an attack), and how concentrated its recommendations are on popular items compared
 with the training data.
+
+Decision (issue 33): the section ranks a seeded random sample of at most ``max_users`` test
+users (``experiments.sampling``; 20,000 by default), so its cost is sample x catalogue rather
+than users x catalogue (at ML-20M's shape ~97k test users x 26,744 items, three full rankings);
+the report states the sample, and the risk rows' paired bootstrap intervals are over it.
+Data with fewer test users rank all of them, in id order, so their numbers are unchanged.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from recprivacy.config import StudyOptions
 from recprivacy.experiments.audit.plan import catalogue_fit
 from recprivacy.experiments.audit.registry import AuditContext, register_audit_section
 from recprivacy.experiments.audit.writer import Risk, SectionWriter
+from recprivacy.experiments.sampling import sample_users
 from recprivacy.experiments.train import PreparedData, metrics_rows
 from recprivacy.metrics.intervals import Estimate, paired_difference_interval, weighted_mean
 from recprivacy.metrics.ranking import evaluate, ranking_metrics
@@ -25,9 +32,11 @@ from recprivacy.report.figures import line_plot
 
 
 class UtilityOptions(StudyOptions):
-    """``k``: length of the recommendation lists whose item popularity is analysed."""
+    """``k``: length of the recommendation lists whose item popularity is analysed;
+    ``max_users``: rank a seeded random sample of at most this many test users (None: all)."""
 
     k: PositiveInt = 10
+    max_users: PositiveInt | None = 20_000
 
 
 def random_ranking_expectation(test: sp.csr_matrix, masked: sp.csr_matrix, k: int, per_user: bool = False) -> dict[str, Any]:
@@ -81,24 +90,30 @@ def utility_section(ctx: AuditContext, out: SectionWriter) -> None:
     """Target accuracy vs a random ranking, and popularity of what it recommends."""
     ks = ctx.config.eval.ks
     data = ctx.data
-    metrics = target_test_metrics(ctx, ks)
-    masked = data.train.to_csr() + data.valid.to_csr()
-    blind = {k: random_ranking_expectation(data.test.to_csr(), masked, k) for k in ks}
+    everyone = np.unique(data.test.users)
+    users = sample_users(everyone, ctx.options.max_users, ctx.config.seed)
+    metrics = target_test_metrics(ctx, ks, users=users)
+    test, masked = data.test.to_csr()[users], (data.train.to_csr() + data.valid.to_csr())[users]
+    blind = {k: random_ranking_expectation(test, masked, k) for k in ks}
     for name, value in metrics.items():
         out.add_metric(name, value)
     columns, rows = metrics_rows(metrics, ks)
     rows += [[f"{m} (random ranking)"] + [blind[k][m] for k in ks] for m in ("recall", "ndcg")]
     out.add_table("metrics", columns, rows, f"Test metrics over {int(metrics['n_users'])} users; random ranking = expectation")
-    _utility_risks(ctx, out, ks[0])
+    _utility_risks(ctx, out, ks[0], users)
     how = (f"Full ranking over all {data.full.n_items} items with each user's training and validation items masked."
            if ctx.model is not None else
            f"Computed from the top-{max(ks)} lists the target serves each test user from their training history.")
     out.write(f"{how} The random-ranking rows give the exact expectation of a uniformly random order of the same "
               "candidates.")
-    _popularity_analysis(ctx, out)
+    if len(users) < len(everyone):
+        out.write(f"Ranked a seeded random sample of {len(users)} of the {len(everyone)} test users (`max_users`); "
+                  "the intervals in the risk summary are a bootstrap over that sample.")  # fmt: skip
+    _popularity_analysis(ctx, out, users)
 
 
-def target_test_metrics(ctx: AuditContext, ks: Sequence[int], per_user: bool = False) -> dict[str, Any]:
+def target_test_metrics(ctx: AuditContext, ks: Sequence[int], per_user: bool = False,
+                        users: np.ndarray | None = None) -> dict[str, Any]:  # fmt: skip
     """Test metrics of the target: full ranking for a built-in model (training and validation
     items masked), else computed from the top-``max(ks)`` lists it serves the test users.
 
@@ -110,28 +125,31 @@ def target_test_metrics(ctx: AuditContext, ks: Sequence[int], per_user: bool = F
         Cut-offs.
     per_user:
         Per-user arrays over the users with a test interaction (in id order) instead of means.
+    users:
+        Sorted internal ids of the test users to rank (default: every user with a test interaction).
 
     Returns
     -------
     dict
         ``<metric>@<k>`` and ``n_users``, as ``metrics.ranking.evaluate`` returns them.
     """
-    if ctx.model is not None:
-        metrics = evaluate(ctx.model, ctx.data.test, ks=ks, exclude=ctx.data.valid, per_user=per_user)
-    else:
+    if users is None:
         users = np.unique(ctx.data.test.users)
+    if ctx.model is not None:
+        metrics = evaluate(ctx.model, ctx.data.test, ks=ks, exclude=ctx.data.valid, users=users, per_user=per_user)
+    else:
         lists = ctx.target.serve(users, max(ks), ctx.data.train, trained=True)
         metrics = ranking_metrics(lists, ctx.data.test.to_csr()[users], ks=ks, per_user=per_user)
     return metrics if per_user else {name: float(value) for name, value in metrics.items()}
 
 
-def _utility_risks(ctx: AuditContext, out: SectionWriter, k: int) -> None:
-    """Recall@k and NDCG@k of the target beside a random ranking's expectation, per test user,
-    with a paired bootstrap interval of the difference: a reference row, not an attack."""
+def _utility_risks(ctx: AuditContext, out: SectionWriter, k: int, users: np.ndarray) -> None:
+    """Recall@k and NDCG@k of the target beside a random ranking's expectation, per test user
+    of ``users``, with a paired bootstrap interval of the difference: a reference row, not an attack."""
     data = ctx.data
-    ours = target_test_metrics(ctx, (k,), per_user=True)
-    blind = random_ranking_expectation(data.test.to_csr(), data.train.to_csr() + data.valid.to_csr(), k, per_user=True)
-    users = np.unique(data.test.users)
+    ours = target_test_metrics(ctx, (k,), per_user=True, users=users)
+    masked = data.train.to_csr() + data.valid.to_csr()
+    blind = random_ranking_expectation(data.test.to_csr()[users], masked[users], k, per_user=True)
     for m, label in (("recall", "Recall"), ("ndcg", "NDCG")):
         value = np.nan_to_num(np.asarray(ours[f"{m}@{k}"], dtype=np.float64))
         est, base, margin = paired_difference_interval(weighted_mean(value), weighted_mean(blind[m]), users)
@@ -157,9 +175,8 @@ def _utility_verdict(value: Estimate, margin: Estimate) -> str:
     return "reference: not clearly above a random ranking; check training before trusting the attack results"
 
 
-def _popularity_analysis(ctx: AuditContext, out: SectionWriter) -> None:
+def _popularity_analysis(ctx: AuditContext, out: SectionWriter, users: np.ndarray) -> None:
     k = ctx.options.k
-    users = np.unique(ctx.data.test.users)
     recs = ctx.target.serve(users, k, ctx.data.train, trained=True)
     curves = popularity_curves(ctx.data.train.item_counts(), recs)
     top = max(1, int(round(0.1 * len(curves["x"])))) - 1

@@ -38,7 +38,9 @@ class ExposureAuditOptions(StudyOptions):
     attacker, and random-position uniform replacement at ``ratios``; ``max_users``: attack a
     seeded random sample of at most this many users (None: all; ``experiments.sampling``);
     ``log_rule``: how logged exposures become (clicks, slate) pairs (``data.exposure_pairs``;
-    None: ``mind`` / ``zhihu`` for those loaders' logs, else one pair per impression)."""
+    None: ``mind`` / ``zhihu`` for those loaders' logs, else one pair per impression);
+    ``softmax_sample``: the attacker's training softmax over a sample of items on large
+    catalogues (``ExposureAttack``; None: every item)."""
 
     history_len: PositiveInt = 5
     slate_size: PositiveInt = 10
@@ -50,6 +52,7 @@ class ExposureAuditOptions(StudyOptions):
     ratios: list[float] = Field(default_factory=lambda: [0.2, 0.4, 0.6])
     max_users: PositiveInt | None = 3000
     log_rule: Literal["impressions", "mind", "zhihu"] | None = None
+    softmax_sample: PositiveInt | Literal["auto"] | None = "auto"
 
 
 def audit_pairs(ctx: AuditContext, opts: ExposureAuditOptions, out: SectionWriter) -> tuple[ExposurePairs, dict, str]:
@@ -89,7 +92,8 @@ def exposure_section(ctx: AuditContext, out: SectionWriter) -> None:
     encoder, decoder = attacker_parts(opts.attacker, "study_options.exposure.attacker")
     pairs, groups, how = audit_pairs(ctx, opts, out)
     parts = split_pairs(pairs, groups)
-    attack = ExposureAttack(encoder, decoder, dim=opts.dim, n_epochs=opts.n_epochs, patience=opts.patience, seed=ctx.config.seed)
+    attack = ExposureAttack(encoder, decoder, dim=opts.dim, n_epochs=opts.n_epochs, patience=opts.patience, seed=ctx.config.seed,
+                            softmax_sample=opts.softmax_sample)  # fmt: skip
     attack.fit(parts["train"], parts["valid"])
     scores = {c: attack.evaluate(parts["test"], (10,), c) for c in CANDIDATES}
     baselines = {c: evaluate_baselines(attack.vocab_, parts["train"], parts["test"], (10,), c) for c in CANDIDATES}
@@ -111,6 +115,9 @@ def exposure_section(ctx: AuditContext, out: SectionWriter) -> None:
         "Intervals are a bootstrap over held-out users (a user's slates resampled together). Exposure logs leak recent "
         "behaviour only as far as the attack's margin over that guess clears zero (risk summary)."
     )
+    if attack.sample_ is not None:
+        out.write(f"The attacker's training softmax ran over {attack.sample_} items drawn per step plus the step's "
+                  f"targets (`softmax_sample`); validation and the results above rank all {attack.vocab_.n_items} items.")  # fmt: skip
 
 
 def judged_recall(attack: ExposureAttack, train: ExposurePairs, test: ExposurePairs, k: int = 10,

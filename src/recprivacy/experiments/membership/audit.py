@@ -56,7 +56,7 @@ from recprivacy.defenses.popularity_randomization import PopularityRandomization
 from recprivacy.data.interactions import Interactions
 from recprivacy.experiments.audit import UNDEFENDED, AuditContext, Risk, SectionWriter, fit_list_length, register_audit_section
 from recprivacy.experiments.train import PreparedData
-from recprivacy.experiments.membership.audit_groups import ServedRecommender, audit_partition
+from recprivacy.experiments.membership.audit_groups import ServedRecommender, audit_partition, eligible_heldout
 from recprivacy.experiments.membership.cells import randomizer
 from recprivacy.experiments.membership.compare import Judgement, Scored, estimates, judge, name_of, score_all
 from recprivacy.experiments.membership.renderer import roc_png
@@ -72,7 +72,8 @@ from recprivacy.privacy.accounting import PrivacyStatement
 class MembershipAuditOptions(StudyOptions):
     """List length ``k``, item-vector size ``l`` (``n_factors``), the minimum history of a
     user the attack considers, the defence's ``alpha``, the number of ``seeds`` and of
-    reference recommenders for LiRA / RMIA."""
+    reference recommenders for LiRA / RMIA; ``max_users``: at most this many non-members (as
+    many members), shadow and item-vector users each, seeded samples (None: every eligible user)."""
 
     k: PositiveInt = 100
     n_factors: PositiveInt = 100
@@ -81,6 +82,7 @@ class MembershipAuditOptions(StudyOptions):
     seeds: PositiveInt = 1
     n_references: int = Field(8, ge=2)
     shadow_algorithm: str | None = None
+    max_users: PositiveInt | None = 2000
 
     @field_validator("shadow_algorithm")
     @classmethod
@@ -155,7 +157,7 @@ class SeedRun:
 
 def run_seed(ctx: AuditContext, o: MembershipAuditOptions, seed: int) -> SeedRun | None:
     """Both protocols and the defence on new groups drawn with ``seed`` (None: too few users)."""
-    partition = audit_partition(ctx, o.min_interactions, seed)
+    partition = audit_partition(ctx, o.min_interactions, seed, o.max_users)
     if partition is None:
         return None
     name = ctx.data.full.name
@@ -186,6 +188,11 @@ def membership_section(ctx: AuditContext, out: SectionWriter) -> None:
     statement = PopularityRandomization(o.defense_alpha, ctx.config.seed, ctx.config.noise).privacy_statement()
     _write(out, o, runs, statement)
     out.write(adversary_text(ctx, o))
+    eligible = len(eligible_heldout(ctx, o.min_interactions))
+    if o.max_users is not None and eligible // 2 > o.max_users:
+        out.write(f"Each group is a seeded random sample of at most {o.max_users} of the {eligible} held-out users with at "
+                  f"least {o.min_interactions} interactions (`max_users`), members as many as non-members; the intervals "
+                  "above are over these samples.")  # fmt: skip
 
 
 def _write(out: SectionWriter, o: MembershipAuditOptions, runs: list[SeedRun], statement: PrivacyStatement) -> None:

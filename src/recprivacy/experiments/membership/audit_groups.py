@@ -15,16 +15,25 @@ from recprivacy.experiments.audit import AuditContext
 from recprivacy.experiments.target import Target
 
 
-def audit_partition(ctx: AuditContext, min_interactions: int, seed: int) -> Partition | None:
+def eligible_heldout(ctx: AuditContext, min_interactions: int) -> np.ndarray:
+    """Held-out users with at least ``min_interactions`` interactions (the groups are drawn from them)."""
+    return ctx.data.heldout_users[ctx.data.full.user_counts()[ctx.data.heldout_users] >= min_interactions]
+
+
+def audit_partition(ctx: AuditContext, min_interactions: int, seed: int, max_users: int | None = None) -> Partition | None:
     """Target / shadow / vector groups around the audited target (module docstring), or None
-    when fewer than 6 held-out users have ``min_interactions`` interactions."""
+    when fewer than 6 held-out users have ``min_interactions`` interactions. ``max_users``
+    caps each of the non-member, shadow and vector groups (members: as many as non-members) at
+    a uniform random sample of that size (issue 33: the attack's cost is set by the sample, the
+    reference recommenders training on as many users as there are members)."""
     full, counts = ctx.data.full, ctx.data.full.user_counts()
     rng = np.random.default_rng(seed)
-    held = rng.permutation(ctx.data.heldout_users[counts[ctx.data.heldout_users] >= min_interactions])
+    held = rng.permutation(eligible_heldout(ctx, min_interactions))
     if len(held) < 6:
         return None
     n_out = max(len(held) // 2, 2)
-    outsiders, shadow, vector = np.split(held, [n_out, n_out + (len(held) - n_out) // 2])
+    groups = np.split(held, [n_out, n_out + (len(held) - n_out) // 2])
+    outsiders, shadow, vector = (g[:max_users] for g in groups)  # a prefix of a random permutation: a uniform sample
     trained = np.flatnonzero((ctx.data.train.user_counts() > 0) & (counts >= min_interactions))
     members = rng.choice(trained, size=min(len(outsiders), len(trained)), replace=False)
     half = len(shadow) // 2

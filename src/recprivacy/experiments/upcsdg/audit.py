@@ -16,6 +16,7 @@ from pydantic import Field, PositiveInt, field_validator
 
 from recprivacy.attacks.recovery import ReplacementRecoveryAttack
 from recprivacy.config import StudyOptions
+from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.upcsdg import FrozenEmbeddings, pretrain_bpr
 from recprivacy.defenses.upcsdg.preferences import check_unit_interval
 from recprivacy.experiments.audit import AuditContext, SectionWriter, register_audit_section
@@ -76,6 +77,7 @@ def synthetic_release_section(ctx: AuditContext, out: SectionWriter) -> None:
         f"UPC-SDG (paper 003) replaced {s['replaced_interactions']} of {s['original_interactions']} training interactions "
         f"(k = {o.k}) by generated items within a similarity cap γ = {o.gamma} and dropped {s['dropped_interactions']} "
         f"that had no candidate within it, using {source} as frozen features. "
+        f"{_training_sample(s['method']['train_users'], data.train)}"
         f"{ctx.config.model.name} trained on the release keeps {ratio(after[f'recall@{CUTOFF}'], before[f'recall@{CUTOFF}']) or 0:.0%} "
         f"of its Recall@{CUTOFF}. A blind attacker holding the release and the item embeddings names "
         f"{attack[key]:.1%} of the replaced originals in its top {o.attack_k} (popularity guess: {guess[key]:.1%}). "
@@ -83,6 +85,15 @@ def synthetic_release_section(ctx: AuditContext, out: SectionWriter) -> None:
         f"`recprivacy synthesize --dataset {ctx.config.dataset.name} --k {o.k} --gamma {o.gamma} --out DIR` "
         "(add `--privacy prefs.csv` for per-user settings)."
     )
+
+
+def _training_sample(trained: int, train: Interactions) -> str:
+    """The sentence stating the generator's training sample, empty when every user trained."""
+    active = int((train.user_counts() > 0).sum())
+    if trained >= active:
+        return ""
+    return (f"The selector and generator were trained on a seeded sample of {trained} of the {active} users "
+            "(`generator.train_users`) and applied to every user. ")
 
 
 register_audit_section("synthetic_release", synthetic_release_section, "Synthetic release (UPC-SDG)",
