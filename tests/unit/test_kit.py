@@ -20,6 +20,7 @@ from recprivacy.experiments.kit import (
     apply_rules,
     compare,
     load_rules,
+    tally,
     measurements,
 )
 from recprivacy.experiments.reference import PaperReference
@@ -179,10 +180,27 @@ def test_rules_as_data_judge_mean_or_interval_and_never_pass_on_nothing():
     assert verdicts[0].value == pytest.approx(0.7)
 
 
+def test_rules_compare_two_cells_and_tally_k_of_n():
+    summaries = aggregate([m(0.3, 0, enc="a", dec="point"), m(0.5, 0, enc="a", dec="gru"), m(0.2, 0, enc="a", dec="lstm"),
+                           m(0.4, 0, enc="b", dec="gru")])  # fmt: skip
+    rules = load_rules([
+        {"metric": "auc", "more_than": {"dec": "point"}, "counts": "pairs", "says": "sequence beats point"},
+        {"metric": "auc", "where": {"enc": "b"}, "less_than": {"dec": "point"}, "says": "b has no point cell"},
+        {"metric": "auc", "at_least": 0.25, "says": "above a quarter"},
+    ])  # fmt: skip
+    verdicts = apply_rules(rules, summaries)
+    # rule 1: a+gru (0.5 > 0.3) and a+lstm (0.2 < 0.3); a+point is its own other cell, b+gru has none
+    assert [(v.summary.setting["dec"], v.other.mean, v.passed) for v in verdicts[:2]] == [("gru", 0.3, True), ("lstm", 0.3, False)]
+    assert verdicts[2].passed is None
+    assert tally(verdicts) == [["sequence beats point", False, "1 of 2 pairs"], ["above a quarter", False, "3 of 4 settings"]]
+
+
 @pytest.mark.parametrize(("rule", "message"), [
     ({"metric": "auc", "says": "x"}, r"checks\[0\]: expected a number in at_least and/or at_most"),
     ({"metric": "auc", "says": "x", "at_least": 0.5, "on": "median"}, "on: expected one of mean, low, high"),
     ({"metric": "auc", "says": "x", "at_least": 0.5, "above": 1}, "unknown key"),
+    ({"metric": "auc", "says": "x", "more_than": {"d": 1}, "less_than": {"d": 2}}, "one non-empty mapping in more_than or less_than"),
+    ({"metric": "auc", "says": "x", "more_than": "point"}, "more_than: expected a mapping"),
 ])  # fmt: skip
 def test_bad_rules_are_one_line_errors(rule, message):
     with pytest.raises(DataError, match=message):

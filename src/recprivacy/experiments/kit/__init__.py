@@ -13,7 +13,7 @@
 from recprivacy.experiments.kit.aggregate import Summary, aggregate
 from recprivacy.experiments.kit.bench import Bench
 from recprivacy.experiments.kit.cell import Cell, CellResult, Grid
-from recprivacy.experiments.kit.checks import Rule, Verdict, apply_rules, load_rules
+from recprivacy.experiments.kit.checks import Rule, Verdict, apply_rules, load_rules, tally
 from recprivacy.experiments.kit.compare import Comparison, compare
 from recprivacy.experiments.kit.executor import EXECUTORS, Executor, InProcess, RayExecutor, make_executor
 from recprivacy.experiments.kit.measurement import Measurement, measurements
@@ -21,4 +21,4 @@ from recprivacy.experiments.kit.store import RecordStore
 
 __all__ = ["EXECUTORS", "Bench", "Cell", "CellResult", "Comparison", "Executor", "Grid", "InProcess", "Measurement", "RayExecutor",
            "RecordStore", "Rule", "Summary", "Verdict", "aggregate", "apply_rules", "compare", "load_rules",
-           "make_executor", "measurements"]  # fmt: skip
+           "make_executor", "measurements", "tally"]  # fmt: skip

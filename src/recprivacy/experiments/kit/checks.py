@@ -1,11 +1,16 @@
 """Checks as data: rules a study's summaries must meet, written as mappings (YAML or JSON).
 
-A rule is ``{metric, where, on, at_least, at_most, says}``: the summaries of ``metric`` whose
-setting contains every ``where`` entry, judged on their ``mean`` (default), interval ``low`` or
-``high`` against ``at_least`` and/or ``at_most``; ``says`` is the claim in words. ``load_rules``
-validates the mappings (a one-line ``DataError`` naming the rule and field); ``apply_rules``
-gives one :class:`Verdict` per matching summary, or one verdict with ``passed=None`` for a rule
-that no summary matched (nothing measured is never a pass).
+A rule is ``{metric, where, on, at_least, at_most, more_than, less_than, counts, says}``: the
+summaries of ``metric`` whose setting contains every ``where`` entry, judged on their ``mean``
+(default), interval ``low`` or ``high`` against ``at_least`` and/or ``at_most`` (inclusive), or
+against a second cell: ``more_than: {decoder: point}`` holds when the value is strictly above
+that of the summary of the same metric whose setting is this one with those entries replaced
+(``less_than``: strictly below). A summary that has no such other cell, or is that cell itself,
+is not judged. ``says`` is the claim in words and ``counts`` what one judged summary is
+(``tally``'s "k of n <counts>"). ``load_rules`` validates the mappings (a one-line
+``DataError`` naming the rule and field); ``apply_rules`` gives one :class:`Verdict` per judged
+summary, or one verdict with ``passed=None`` for a rule that judged none (nothing measured is
+never a pass); ``tally`` gives one ``[says, holds, evidence]`` row per rule that judged some.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from recprivacy.experiments.kit.aggregate import Summary
 from recprivacy.experiments.kit.measurement import Scalar
 
 SIDES = ("mean", "low", "high")
-RULE_KEYS = ("metric", "where", "on", "at_least", "at_most", "says")
+THAN = ("more_than", "less_than")
+RULE_KEYS = ("metric", "where", "on", "at_least", "at_most", *THAN, "counts", "says")
 
 
 @dataclass(frozen=True)
@@ -32,22 +38,36 @@ class Rule:
     on: str = "mean"
     at_least: float | None = None
     at_most: float | None = None
+    more_than: Mapping[str, Scalar] = field(default_factory=dict)
+    less_than: Mapping[str, Scalar] = field(default_factory=dict)
+    counts: str = "settings"
 
     def matches(self, summary: Summary) -> bool:
         return summary.metric == self.metric and all(summary.setting.get(k) == v for k, v in self.where.items())
 
-    def holds(self, value: float) -> bool:
+    def other(self, summary: Summary, summaries: Sequence[Summary]) -> Summary | None:
+        """The cell a ``more_than``/``less_than`` rule compares ``summary`` with (None if absent or itself)."""
+        setting = {**summary.setting, **self.more_than, **self.less_than}
+        if setting == summary.setting:
+            return None
+        return next((s for s in summaries if s.metric == self.metric and s.setting == setting), None)
+
+    def holds(self, value: float, other: float | None = None) -> bool:
+        if other is not None and not (value > other if self.more_than else value < other):
+            return False
         return (self.at_least is None or value >= self.at_least) and (self.at_most is None or value <= self.at_most)
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """A rule applied to one summary (``summary``/``value`` None when none matched)."""
+    """A rule applied to one summary (``summary``/``value`` None when none matched); ``other``
+    is the cell it was compared with (``more_than``/``less_than`` rules)."""
 
     rule: Rule
     summary: Summary | None
     value: float | None
     passed: bool | None
+    other: Summary | None = None
 
 
 def load_rules(items: Sequence[Any], source: str = "checks") -> list[Rule]:
@@ -65,20 +85,48 @@ def _rule(item: Any, where: str) -> Rule:
         raise DataError(f"{where}: 'metric' and 'says' must be text")
     if item.get("on", "mean") not in SIDES:
         raise DataError(f"{where}: on: expected one of {', '.join(SIDES)}, got {item['on']!r}")
-    if not isinstance(item.get("where", {}), dict):
-        raise DataError(f"{where}: where: expected a mapping of setting keys to values")
+    for key in ("where", *THAN):
+        if not isinstance(item.get(key, {}), dict):
+            raise DataError(f"{where}: {key}: expected a mapping of setting keys to values")
+    than = {k: dict(item[k]) for k in THAN if k in item}
+    if len(than) > 1 or any(not v for v in than.values()):
+        raise DataError(f"{where}: expected one non-empty mapping in more_than or less_than, got {than}")
+    if not isinstance(item.get("counts", ""), str):
+        raise DataError(f"{where}: counts: expected text")
     bounds = {k: item.get(k) for k in ("at_least", "at_most")}
-    if all(v is None for v in bounds.values()) or any(v is not None and not isinstance(v, int | float) for v in bounds.values()):
-        raise DataError(f"{where}: expected a number in at_least and/or at_most, got {bounds}")
-    return Rule(item["metric"], item["says"], dict(item.get("where", {})), item.get("on", "mean"), **bounds)
+    if (all(v is None for v in bounds.values()) and not than) or any(v is not None and not isinstance(v, int | float) for v in bounds.values()):
+        raise DataError(f"{where}: expected a number in at_least and/or at_most (or a more_than/less_than cell), got {bounds}")
+    return Rule(item["metric"], item["says"], dict(item.get("where", {})), item.get("on", "mean"), **bounds, **than,
+                counts=item.get("counts", "settings"))  # fmt: skip
 
 
 def apply_rules(rules: Iterable[Rule], summaries: Sequence[Summary]) -> list[Verdict]:
     """Each rule against every summary it matches (module docstring)."""
     out = []
     for rule in rules:
-        hits = [s for s in summaries if rule.matches(s)]
-        out += [Verdict(rule, s, getattr(s, rule.on), rule.holds(getattr(s, rule.on))) for s in hits]
-        if not hits:
-            out.append(Verdict(rule, None, None, None))
+        found = [v for v in (_judge(rule, s, summaries) for s in summaries if rule.matches(s)) if v is not None]
+        out += found or [Verdict(rule, None, None, None)]
     return out
+
+
+def _judge(rule: Rule, summary: Summary, summaries: Sequence[Summary]) -> Verdict | None:
+    """``rule`` on one matching summary; None when it needs another cell that is absent."""
+    value = getattr(summary, rule.on)
+    if not (rule.more_than or rule.less_than):
+        return Verdict(rule, summary, value, rule.holds(value))
+    other = rule.other(summary, summaries)
+    return None if other is None else Verdict(rule, summary, value, rule.holds(value, getattr(other, rule.on)), other)
+
+
+def tally(verdicts: Iterable[Verdict]) -> list[list]:
+    """One ``[says, holds, "k of n <counts>"]`` row per rule, in order, that judged at least one
+    summary; it holds when every judged summary passed."""
+    by_rule: dict[int, list[Verdict]] = {}
+    for v in verdicts:
+        if v.passed is not None:
+            by_rule.setdefault(id(v.rule), []).append(v)
+    rows = []
+    for found in by_rule.values():
+        wins = sum(bool(v.passed) for v in found)
+        rows.append([found[0].rule.says, wins == len(found), f"{wins} of {len(found)} {found[0].rule.counts}"])
+    return rows
