@@ -20,6 +20,7 @@ from recprivacy.experiments.kit import (
     apply_rules,
     compare,
     load_rules,
+    read_rules,
     tally,
     measurements,
 )
@@ -193,6 +194,29 @@ def test_rules_compare_two_cells_and_tally_k_of_n():
     assert [(v.summary.setting["dec"], v.other.mean, v.passed) for v in verdicts[:2]] == [("gru", 0.3, True), ("lstm", 0.3, False)]
     assert verdicts[2].passed is None
     assert tally(verdicts) == [["sequence beats point", False, "1 of 2 pairs"], ["above a quarter", False, "3 of 4 settings"]]
+
+
+def test_unless_leaves_cells_out_and_nan_is_never_judged():
+    summaries = aggregate([m(0.1, 0, L=0.0, sel="a"), m(0.1, 0, L=0.0, sel="b"), m(0.3, 0, L=0.5, sel="a"),
+                           m(0.2, 0, L=0.5, sel="b"), m(math.nan, 0, L=1.0, sel="a"), m(0.4, 0, L=1.0, sel="b")])  # fmt: skip
+    rules = load_rules([{"metric": "auc", "where": {"sel": "a"}, "unless": {"L": 0}, "more_than": {"sel": "b"}, "says": "a beats b"}])
+    verdicts = apply_rules(rules, summaries)
+    # L = 0 is left out (0.1 vs 0.1 would fail), L = 1 has a NaN: only L = 0.5 is judged
+    assert [(v.summary.setting["L"], v.passed) for v in verdicts] == [(0.5, True)]
+    assert apply_rules(load_rules([{"metric": "auc", "where": {"L": 1.0, "sel": "a"}, "at_most": 1, "says": "x"}]), summaries)[0].passed is None
+
+
+def test_read_rules_gives_named_parts_and_names_the_file_in_errors(tmp_path):
+    path = tmp_path / "checks.yaml"
+    path.write_text("attack:\n  - {metric: auc, at_least: 0.5, says: beats a guess}\nsweep: []\n")
+    parts = read_rules(path)
+    assert list(parts) == ["attack", "sweep"] and parts["attack"][0].at_least == 0.5
+    path.write_text("attack:\n  - {metric: auc, says: no bound}\n")
+    with pytest.raises(DataError, match=r"checks.yaml: attack\[0\]: expected a number"):
+        read_rules(path)
+    path.write_text("- {metric: auc, at_least: 0.5, says: x}\n")
+    with pytest.raises(DataError, match="expected a mapping of part names to lists of rules"):
+        read_rules(path)
 
 
 @pytest.mark.parametrize(("rule", "message"), [

@@ -1,23 +1,31 @@
 """Checks as data: rules a study's summaries must meet, written as mappings (YAML or JSON).
 
-A rule is ``{metric, where, on, at_least, at_most, more_than, less_than, counts, says}``: the
-summaries of ``metric`` whose setting contains every ``where`` entry, judged on their ``mean``
-(default), interval ``low`` or ``high`` against ``at_least`` and/or ``at_most`` (inclusive), or
-against a second cell: ``more_than: {decoder: point}`` holds when the value is strictly above
-that of the summary of the same metric whose setting is this one with those entries replaced
+A rule is ``{metric, where, unless, on, at_least, at_most, more_than, less_than, counts, says}``:
+the summaries of ``metric`` whose setting contains every ``where`` entry and no ``unless`` entry
+(``unless: {L: 0}`` leaves out the unperturbed cells), judged on their ``mean`` (default),
+interval ``low`` or ``high`` against ``at_least`` and/or ``at_most`` (inclusive), or against a
+second cell: ``more_than: {decoder: point}`` holds when the value is strictly above that of the
+summary of the same metric whose setting is this one with those entries replaced
 (``less_than``: strictly below). A summary that has no such other cell, or is that cell itself,
-is not judged. ``says`` is the claim in words and ``counts`` what one judged summary is
-(``tally``'s "k of n <counts>"). ``load_rules`` validates the mappings (a one-line
-``DataError`` naming the rule and field); ``apply_rules`` gives one :class:`Verdict` per judged
-summary, or one verdict with ``passed=None`` for a rule that judged none (nothing measured is
-never a pass); ``tally`` gives one ``[says, holds, evidence]`` row per rule that judged some.
+is not judged, nor is a NaN value (``aggregate``'s "not resolvable"). ``says`` is the claim in
+words and ``counts`` what one judged summary is (``tally``'s "k of n <counts>").
+
+``load_rules`` validates the mappings (a one-line ``DataError`` naming the rule and field);
+``apply_rules`` gives one :class:`Verdict` per judged summary, or one verdict with
+``passed=None`` for a rule that judged none (nothing measured is never a pass); ``tally`` gives
+one ``[says, holds, evidence]`` row per rule that judged some. ``read_rules`` reads a YAML file
+of named lists of rules (a study's parts, e.g. ``papers/000/checks.yaml``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from recprivacy.errors import DataError
 from recprivacy.experiments.kit.aggregate import Summary
@@ -25,7 +33,7 @@ from recprivacy.experiments.kit.measurement import Scalar
 
 SIDES = ("mean", "low", "high")
 THAN = ("more_than", "less_than")
-RULE_KEYS = ("metric", "where", "on", "at_least", "at_most", *THAN, "counts", "says")
+RULE_KEYS = ("metric", "where", "unless", "on", "at_least", "at_most", *THAN, "counts", "says")
 
 
 @dataclass(frozen=True)
@@ -35,6 +43,7 @@ class Rule:
     metric: str
     says: str
     where: Mapping[str, Scalar] = field(default_factory=dict)
+    unless: Mapping[str, Scalar] = field(default_factory=dict)
     on: str = "mean"
     at_least: float | None = None
     at_most: float | None = None
@@ -43,7 +52,9 @@ class Rule:
     counts: str = "settings"
 
     def matches(self, summary: Summary) -> bool:
-        return summary.metric == self.metric and all(summary.setting.get(k) == v for k, v in self.where.items())
+        setting = summary.setting
+        return (summary.metric == self.metric and all(setting.get(k) == v for k, v in self.where.items())
+                and not any(k in setting and setting[k] == v for k, v in self.unless.items()))  # fmt: skip
 
     def other(self, summary: Summary, summaries: Sequence[Summary]) -> Summary | None:
         """The cell a ``more_than``/``less_than`` rule compares ``summary`` with (None if absent or itself)."""
@@ -75,6 +86,17 @@ def load_rules(items: Sequence[Any], source: str = "checks") -> list[Rule]:
     return [_rule(item, f"{source}[{n}]") for n, item in enumerate(items)]
 
 
+def read_rules(path: Path) -> dict[str, list[Rule]]:
+    """The rules of a YAML file mapping part names to lists of rules (module docstring)."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as error:
+        raise DataError(f"cannot read the checks: {str(error).splitlines()[0]}", path) from error
+    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+        raise DataError("expected a mapping of part names to lists of rules", path)
+    return {str(part): load_rules(items, f"{path}: {part}") for part, items in data.items()}
+
+
 def _rule(item: Any, where: str) -> Rule:
     if not isinstance(item, dict):
         raise DataError(f"{where}: expected a mapping with keys {', '.join(RULE_KEYS)}, got {item!r}")
@@ -85,7 +107,7 @@ def _rule(item: Any, where: str) -> Rule:
         raise DataError(f"{where}: 'metric' and 'says' must be text")
     if item.get("on", "mean") not in SIDES:
         raise DataError(f"{where}: on: expected one of {', '.join(SIDES)}, got {item['on']!r}")
-    for key in ("where", *THAN):
+    for key in ("where", "unless", *THAN):
         if not isinstance(item.get(key, {}), dict):
             raise DataError(f"{where}: {key}: expected a mapping of setting keys to values")
     than = {k: dict(item[k]) for k in THAN if k in item}
@@ -96,8 +118,8 @@ def _rule(item: Any, where: str) -> Rule:
     bounds = {k: item.get(k) for k in ("at_least", "at_most")}
     if (all(v is None for v in bounds.values()) and not than) or any(v is not None and not isinstance(v, int | float) for v in bounds.values()):
         raise DataError(f"{where}: expected a number in at_least and/or at_most (or a more_than/less_than cell), got {bounds}")
-    return Rule(item["metric"], item["says"], dict(item.get("where", {})), item.get("on", "mean"), **bounds, **than,
-                counts=item.get("counts", "settings"))  # fmt: skip
+    return Rule(item["metric"], item["says"], dict(item.get("where", {})), dict(item.get("unless", {})), item.get("on", "mean"),
+                **bounds, **than, counts=item.get("counts", "settings"))  # fmt: skip
 
 
 def apply_rules(rules: Iterable[Rule], summaries: Sequence[Summary]) -> list[Verdict]:
@@ -110,12 +132,17 @@ def apply_rules(rules: Iterable[Rule], summaries: Sequence[Summary]) -> list[Ver
 
 
 def _judge(rule: Rule, summary: Summary, summaries: Sequence[Summary]) -> Verdict | None:
-    """``rule`` on one matching summary; None when it needs another cell that is absent."""
+    """``rule`` on one matching summary; None when its value is NaN or it needs another cell
+    that is absent or NaN."""
     value = getattr(summary, rule.on)
+    if math.isnan(value):
+        return None
     if not (rule.more_than or rule.less_than):
         return Verdict(rule, summary, value, rule.holds(value))
     other = rule.other(summary, summaries)
-    return None if other is None else Verdict(rule, summary, value, rule.holds(value, getattr(other, rule.on)), other)
+    if other is None or math.isnan(getattr(other, rule.on)):
+        return None
+    return Verdict(rule, summary, value, rule.holds(value, getattr(other, rule.on)), other)
 
 
 def tally(verdicts: Iterable[Verdict]) -> list[list]:
