@@ -1,4 +1,5 @@
-"""The numbers a paper reports, read from ``recprivacy/papers/<id>/reference.yaml``.
+"""The numbers a paper reports, read from ``recprivacy/papers/<id>/reference.yaml`` (``paper_file``
+finds a paper's packaged files, its ``checks.yaml`` too).
 
 Each file holds ``paper`` (the id), ``title``, ``notes`` (what the numbers mean) and ``cells``,
 a list of ``{table, row, column, value}``: ``table`` names the paper's table or figure
@@ -91,10 +92,16 @@ def load_reference(path: Path) -> PaperReference:
                           str(data.get("notes", "")), cells)
 
 
+def paper_file(paper_id: str, name: str, what: str) -> Path:
+    """The packaged file ``papers/<paper_id>/<name>`` (``reference.yaml``, ``checks.yaml``); a
+    ``DataError`` naming it and ``what`` it holds when the paper has none."""
+    path = Path(str(files("recprivacy") / "papers" / paper_id / name))
+    if not path.is_file():
+        raise DataError(f"no {what} for paper {paper_id!r}", path)
+    return path
+
+
 @cache
 def reference(paper_id: str) -> PaperReference:
     """The packaged reference of paper ``paper_id`` ("000" ... "004"), read once."""
-    path = Path(str(files("recprivacy") / "papers" / paper_id / "reference.yaml"))
-    if not path.is_file():
-        raise DataError(f"no reference numbers for paper {paper_id!r}", path)
-    return load_reference(path)
+    return load_reference(paper_file(paper_id, "reference.yaml", "reference numbers"))
