@@ -13,12 +13,14 @@ after the stage (``ru_maxrss``; it is monotone, so a stage's own peak is at most
 Each stage is also printed to stderr as one JSON line when it ends, so a size that does not
 finish still shows what its finished stages cost.
 The growth exponent of a stage is the least-squares slope of log CPU seconds on log
-interactions over the sizes in the record file (``--summary`` prints it per stage).
+interactions over the sizes in the record file (``--summary`` prints it per stage), over records
+of the same sections and ``commit`` (``--commit``, the code measured; records without one form a
+group of their own), so a change's before and after are never fitted as one line.
 
 Usage::
 
     python benchmarks/scale.py --sizes 100000 1000000 [--sections utility exposure attribute]
-                               [--bpr-epochs 20] [--summary]
+                               [--bpr-epochs 20] [--commit SHA] [--summary]
 
 Appends one JSON line per size to ``benchmarks/results/scale.jsonl``.
 """
@@ -139,9 +141,11 @@ def summary(path: Path = RECORDS) -> None:
               f"cpu={r['cpu_seconds']:.0f}s peak={r['peak_rss_mb']:.0f}MB")  # fmt: skip
         for name, st in r["stages"].items():
             print(f"    {name:28s} {st['cpu_seconds']:9.1f} s  peak after {st['peak_rss_mb_after']:7.0f} MB")
-    for key in sorted({json.dumps(r["sections"]) for r in records}):
-        same = [r for r in records if json.dumps(r["sections"]) == key]
-        print(f"growth exponents (sections={key}):", {k: round(v, 2) for k, v in growth(same).items()})
+    group = lambda r: f"sections={json.dumps(r['sections'])} commit={r.get('commit', '-')}"  # noqa: E731
+    for key in sorted({group(r) for r in records}):
+        exponents = growth([r for r in records if group(r) == key])
+        if exponents:
+            print(f"growth exponents ({key}):", {k: round(v, 2) for k, v in exponents.items()})
 
 
 def main() -> None:
@@ -149,6 +153,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--sections", nargs="+", default=None, help="audit sections (default: all)")
     parser.add_argument("--bpr-epochs", type=int, default=None, help="cap the target's epochs (default: BPR-MF's)")
+    parser.add_argument("--commit", default=None, help="the commit measured, stored in each record")
     parser.add_argument("--summary", action="store_true", help="print the records and growth exponents only")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -157,7 +162,7 @@ def main() -> None:
         return
     if not args.summary:
         for n in args.sizes:
-            record = {**child(args, n), "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            record = {**child(args, n), "commit": args.commit, "date": datetime.now(UTC).isoformat(timespec="seconds"),
                       "machine": f"{platform.machine()} {platform.system()}, shared 2-core VM, Python {platform.python_version()}"}  # fmt: skip
             with RECORDS.open("a") as f:
                 f.write(json.dumps(record) + "\n")

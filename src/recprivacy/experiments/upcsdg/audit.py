@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from pydantic import Field, PositiveInt, field_validator
 
 from recprivacy.attacks.recovery import ReplacementRecoveryAttack
 from recprivacy.config import StudyOptions
 from recprivacy.data.interactions import Interactions
-from recprivacy.defenses.upcsdg import FrozenEmbeddings, pretrain_bpr
+from recprivacy.defenses.upcsdg import FrozenEmbeddings, SyntheticRelease, pretrain_bpr
 from recprivacy.defenses.upcsdg.preferences import check_unit_interval
 from recprivacy.experiments.audit import AuditContext, SectionWriter, register_audit_section
 from recprivacy.experiments.upcsdg.measurements import ratio
@@ -28,12 +30,14 @@ from recprivacy.models import make_model
 
 
 class SyntheticReleaseOptions(StudyOptions):
-    """Audit options: the release's ``k`` and ``gamma``, generator parameters, attack cut-off."""
+    """Audit options: the release's ``k`` and ``gamma``, generator parameters, attack cut-off,
+    and ``max_users``: the recovery attack's seeded sample of users with a replaced item (None: all)."""
 
     k: float = 0.2
     gamma: float = 0.5
     generator: GeneratorParams = Field(default_factory=dict)
     attack_k: PositiveInt = 10
+    max_users: PositiveInt | None = 5000
 
     @field_validator("k", "gamma")
     @classmethod
@@ -57,7 +61,8 @@ def synthetic_release_section(ctx: AuditContext, out: SectionWriter) -> None:
     retrained = make_model(ctx.config.model.name, **params).fit(release.data, data.valid)
     before, after = (evaluate(m, data.test, ks=(CUTOFF,), exclude=data.valid) for m in (ctx.model, retrained))
     key = f"recall@{o.attack_k}"
-    value, blind, margin = judged_recovery(ReplacementRecoveryAttack(features.items).fit(release.data), release, o.attack_k)
+    value, blind, margin = judged_recovery(ReplacementRecoveryAttack(features.items).fit(release.data), release, o.attack_k,
+                                           o.max_users, seed)  # fmt: skip
     attack, guess = {key: value.value}, {key: blind}
     s = release.summary
     rows = [[f"{x}@{CUTOFF}", before[f"{x}@{CUTOFF}"], after[f"{x}@{CUTOFF}"], ratio(after[f"{x}@{CUTOFF}"], before[f"{x}@{CUTOFF}"])]
@@ -77,7 +82,7 @@ def synthetic_release_section(ctx: AuditContext, out: SectionWriter) -> None:
         f"UPC-SDG (paper 003) replaced {s['replaced_interactions']} of {s['original_interactions']} training interactions "
         f"(k = {o.k}) by generated items within a similarity cap γ = {o.gamma} and dropped {s['dropped_interactions']} "
         f"that had no candidate within it, using {source} as frozen features. "
-        f"{_training_sample(s['method']['train_users'], data.train)}"
+        f"{_training_sample(s['method']['train_users'], data.train)}{_attack_sample(release, o.max_users)}"
         f"{ctx.config.model.name} trained on the release keeps {ratio(after[f'recall@{CUTOFF}'], before[f'recall@{CUTOFF}']) or 0:.0%} "
         f"of its Recall@{CUTOFF}. A blind attacker holding the release and the item embeddings names "
         f"{attack[key]:.1%} of the replaced originals in its top {o.attack_k} (popularity guess: {guess[key]:.1%}). "
@@ -94,6 +99,15 @@ def _training_sample(trained: int, train: Interactions) -> str:
         return ""
     return (f"The selector and generator were trained on a seeded sample of {trained} of the {active} users "
             "(`generator.train_users`) and applied to every user. ")
+
+
+def _attack_sample(release: SyntheticRelease, max_users: int | None) -> str:
+    """The sentence stating the recovery attack's sample, empty when it attacked every user."""
+    eligible = int((np.diff(release.pairs_matrix("original_item").indptr) > 0).sum())
+    if max_users is None or eligible <= max_users:
+        return ""
+    return (f"The recovery attack below ran on a seeded sample of {max_users} of the {eligible} users with a replaced "
+            "item (`max_users`); its interval is a bootstrap over that sample. ")
 
 
 register_audit_section("synthetic_release", synthetic_release_section, "Synthetic release (UPC-SDG)",

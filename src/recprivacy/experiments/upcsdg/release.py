@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from recprivacy.attacks.recovery import PopularityGuess, recovery_metrics
 from recprivacy.config import Config, validate_options
@@ -31,6 +32,7 @@ from recprivacy.defenses.upcsdg import (
 from recprivacy.defenses.upcsdg.preferences import check_unit_interval
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.runner import new_results
+from recprivacy.experiments.sampling import sample_users
 from recprivacy.experiments.train import fit_model, prepare_data
 from recprivacy.experiments.upcsdg.options import UPCSDGOptions
 from recprivacy.io import check_output_folder
@@ -45,14 +47,30 @@ def fit_generator(train: Interactions, features: FrozenEmbeddings, k: float, gam
     return model.fit(train, features, PrivacyPreferences.uniform(train.n_users, k, gamma))
 
 
-def judged_recovery(attack: Any, release: SyntheticRelease, k: int) -> tuple[Estimate, float, Estimate]:
+def judged_recovery(attack: Any, release: SyntheticRelease, k: int, max_users: int | None = None,
+                    seed: int = 0) -> tuple[Estimate, float, Estimate]:  # fmt: skip
     """Recall@k of a fitted recovery ``attack`` on the replaced originals of ``release``, the
     popularity guess's Recall@k on the same users, and the margin, paired over the users with a
-    replaced item (``intervals.paired_difference_interval``)."""
-    truth, key = release.pairs_matrix("original_item"), f"recall@{k}"
+    replaced item (``intervals.paired_difference_interval``), or over a seeded sample of at most
+    ``max_users`` of them (``experiments.sampling``; the blind attacker's cost per user is its
+    released items x the catalogue, so the audit attacks a sample: issue 33)."""
+    truth, key = recovery_truth(release, max_users, seed), f"recall@{k}"
     found = recovery_metrics(attack, truth, ks=(k,), per_user=True)[key]
     guess = recovery_metrics(PopularityGuess().fit(release.data), truth, ks=(k,), per_user=True)[key]
     return paired_difference_interval(weighted_mean(found), weighted_mean(guess), np.arange(len(found)))
+
+
+def recovery_truth(release: SyntheticRelease, max_users: int | None, seed: int) -> sp.csr_matrix:
+    """The replaced originals of ``release`` (user x item), rows kept for a seeded sample of at
+    most ``max_users`` of the users with one (every such user when None)."""
+    truth = release.pairs_matrix("original_item")
+    users = np.flatnonzero(np.diff(truth.indptr) > 0)
+    chosen = sample_users(users, max_users, seed)
+    if len(chosen) == len(users):
+        return truth
+    keep = np.zeros(truth.shape[0])
+    keep[chosen] = 1.0
+    return sp.csr_matrix(sp.diags(keep) @ truth)
 
 
 def synthesize(config: Config, out: str | Path, privacy: str | Path | None, k: float, gamma: float) -> SyntheticRelease:
