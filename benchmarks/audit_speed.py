@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -35,24 +34,21 @@ ROOT = Path(__file__).resolve().parents[1]
 QUIET_LOAD = 1.5
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def run_once(dataset: str, data_dir: str) -> dict:
-    """One ``recprivacy audit`` in a child process, measured from outside."""
-    with tempfile.TemporaryDirectory() as out:
+    """One ``recprivacy audit`` in a child process, measured from outside (``wait4``: that
+    child's own CPU seconds and peak resident set)."""
+    with tempfile.TemporaryDirectory() as out, tempfile.TemporaryFile("w+") as err:
         cmd = [sys.executable, "-m", "recprivacy", "audit", "--dataset", dataset, "--data-dir", data_dir, "--out", out]
-        load_before, cpu_before, start = os.getloadavg()[0], _children_cpu(), time.perf_counter()
-        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
-        wall, cpu = time.perf_counter() - start, _children_cpu() - cpu_before
-        if proc.returncode != 0:
-            raise SystemExit(f"audit of {dataset} exited with code {proc.returncode}:\n{proc.stderr[-2000:]}")
+        load_before, start = os.getloadavg()[0], time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            err.seek(0)
+            raise SystemExit(f"audit of {dataset} exited with status {status}:\n{err.read()[-2000:]}")
         (results,) = Path(out).glob("*/results.json")
         timings = json.loads(results.read_text())["timings"]
-    return {"wall_seconds": wall, "cpu_seconds": cpu,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+    return {"wall_seconds": wall, "cpu_seconds": usage.ru_utime + usage.ru_stime, "peak_rss_mb": usage.ru_maxrss / 1024,
             "load_before": load_before, "load_after": os.getloadavg()[0], "quiet": load_before <= QUIET_LOAD,
             "stage_wall_seconds": {k: round(v, 2) for k, v in timings.items()}}  # fmt: skip
 
