@@ -51,3 +51,13 @@ def test_dipsgnn_benchmarks_use_the_public_study_entry() -> None:
     used = {p.name: sorted(m.rsplit(".", 1)[1] for m in imported_modules(p) if m.startswith("recprivacy.experiments.dipsgnn.")
                            and m.rsplit(".", 1)[1] in internals) for p in (ROOT / "benchmarks").glob("dipsgnn*.py")}
     assert len(used) == 3 and all(not names for names in used.values()), used
+
+
+def test_paper_numbers_are_read_only_through_the_kit_comparator() -> None:
+    """``experiments.reference`` reads the files; only ``kit.compare`` looks numbers up in them
+    (``paper_file`` finds a paper's ``checks.yaml`` too, so it stays open to the studies)."""
+    readers = ("recprivacy.experiments.reference.reference", "recprivacy.experiments.reference.PaperReference",
+               "recprivacy.experiments.reference.load_reference")
+    files = [*PACKAGE.rglob("*.py"), *(ROOT / "benchmarks").glob("*.py")]
+    used = {str(p.relative_to(ROOT)): sorted(set(readers) & imported_modules(p)) for p in files}
+    assert {p: m for p, m in used.items() if m} == {"src/recprivacy/experiments/kit/compare.py": sorted(readers[:2])}
