@@ -293,9 +293,11 @@ def exposure_attack_rows(records: list[dict]) -> list[list[str]]:
     sits beside the logged-items row, its own candidate set."""
     whole = exposure_recalls(records, "all")
     best = max(whole, key=lambda m: statistics.mean(whole[m]))
+    from recprivacy.experiments.exposure import paper_place
+
     encoder, decoder = best.split("+")
-    table = {"point": "Table 3", "lstm": "Table 4", "gru": "Table 5", "transformer": "Table 6"}[decoder]
-    paper = {"all": None, "user_log": paper_value("000", (table, f"mind/{encoder}", "recall@10"))}
+    place = paper_place("mind", encoder, decoder, "recall@10")
+    table, paper = place[0], {"all": None, "user_log": paper_value("000", place)}
     label = {"all": "whole catalogue", "user_log": "the user's logged items"}
     rows = []
     for candidates in ("all", "user_log"):

@@ -16,7 +16,8 @@
 (``build_exposure``, ``ExposureData.parts``), the cells and their grid (``study_cells``,
 ``ExposureGrid``, ``wanted``), their records and report (``record_key``, ``record_result``,
 ``cell_key``, ``runs_report``), the baselines (``blind_baselines``) and the attacker's cost
-(``attacker_cost``, ``attacker_rates``).
+(``attacker_cost``, ``attacker_rates``); ``benchmarks/results.py`` finds the paper's numbers with
+``paper_place``.
 """
 
 from recprivacy.experiments.exposure import audit  # noqa: F401  (registers the audit section)
@@ -25,6 +26,7 @@ from recprivacy.experiments.exposure.cost import attacker_cost, attacker_rates
 from recprivacy.experiments.exposure.grid import ExposureGrid, study_cells
 from recprivacy.experiments.exposure.options import ExposureOptions
 from recprivacy.experiments.exposure.pairs import ExposureData, build_exposure
+from recprivacy.experiments.exposure.render import paper_place
 from recprivacy.experiments.exposure.runs import EXPERIMENT, cell_key, record_key, record_result, runs_report, wanted
 from recprivacy.experiments.exposure.study import run_exposure
 from recprivacy.experiments.runner import register_study
@@ -33,5 +35,5 @@ register_study("exposure", run_exposure, ExposureOptions, "exposure leakage atta
                resumable=True)
 
 __all__ = ["EXPERIMENT", "ExposureData", "ExposureGrid", "ExposureOptions", "attacker_cost", "attacker_rates", "blind_baselines",
-           "build_exposure", "cell_key", "record_key", "record_result", "run_exposure", "runs_report", "study_cells",
-           "wanted"]  # fmt: skip
+           "build_exposure", "cell_key", "paper_place", "record_key", "record_result", "run_exposure", "runs_report",
+           "study_cells", "wanted"]  # fmt: skip

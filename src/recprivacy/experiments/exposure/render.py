@@ -21,7 +21,7 @@ from recprivacy.experiments.exposure.checks import sweep_checks
 from recprivacy.experiments.exposure.options import ExposureOptions
 from recprivacy.experiments.exposure.pairs import ExposureData
 from recprivacy.experiments.exposure.protection import FLOOR, judge_rows
-from recprivacy.experiments.kit.compare import compare
+from recprivacy.experiments.kit.compare import Place, compare
 from recprivacy.experiments.results import Results
 from recprivacy.report.figures import line_plot
 
@@ -85,11 +85,17 @@ def attack_tables(results: Results, options: ExposureOptions, runs: dict, baseli
     return names
 
 
+def paper_place(source: str, encoder: str, decoder: str, metric: str) -> Place:
+    """Where paper 000 prints ``metric`` of ``encoder`` + ``decoder`` on ``source`` (MIND, Zhihu):
+    the table of the decoder, row ``<source>/<encoder>``."""
+    return PAPER_TABLE_OF[decoder], f"{source}/{encoder}", metric
+
+
 def _paper_table(results: Results, source: str, models: list, runs: dict) -> str:
     """Ours under the authors' candidate set beside the paper's Tables 3-6 (MIND / Zhihu)."""
     cells = [(e, d, m) for e, d in models for m in ("recall@10", "ndcg@10", "mrr@10")]
     rows = []
-    for c in compare(cells, "000", lambda cell: (PAPER_TABLE_OF[cell[1]], f"{source}/{cell[0]}", cell[2])):
+    for c in compare(cells, "000", lambda cell: paper_place(source, *cell)):
         e, d, m = c.ours
         ours = mean_std(runs, (e, d), "user_log", m)[0]
         rows.append([d, e, m, c.paper, ours, (ours - c.paper) / c.paper])
