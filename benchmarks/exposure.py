@@ -14,7 +14,7 @@ The ``tables``, ``sweep`` and ``protection`` modes run the study's own cells
   attacker (and the item embeddings) for the rest; each row keeps its per-pair Rec*@10 and
   users, which the paired judgement against L = 0 needs.
 
-Two more modes time the attacker itself (``attacks.exposure.ExposureAttack``):
+Two more modes time the study's attacker (``attacker_cost`` and ``attacker_rates`` of the study):
 
 * ``speed``: one attacker (``--model``) end to end in a fresh child process per workload, so
   peak resident memory is its own: target recommender, slates, training, evaluation; wall and
@@ -29,7 +29,8 @@ Each finished cell is appended as one JSON line to ``--runs`` (default
 cells already there, so the study survives interruptions; ``--executor ray`` runs the cells on
 Ray workers (``recprivacy.experiments.kit``). The simulated pairs (and the target recommender)
 are built once per workload and seed and cached under ``benchmarks/out/cache/``.
-``--summary-only`` prints the study's own tables from the JSON lines: Tables 3-6 with the
+``--summary-only`` prints the study's own tables from the JSON lines (the study's ``runs_report``;
+``recprivacy.experiments.exposure.runs`` documents the record): Tables 3-6 with the
 baselines and the acceptance checks (best model at least twice the better baseline, sequence
 vs point-wise decoding), the slate-size sweep, and the protection table with its checks
 (rows recorded before the per-pair recalls were kept say they are not judged).
@@ -50,16 +51,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import os
 import pickle
 import platform
 import resource
 import subprocess
 import sys
-import time
-from collections import Counter
-from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -67,26 +64,26 @@ from typing import Any
 import numpy as np
 from record import RunsFile, append_record, load_records
 
-from recprivacy.attacks.exposure import Vocabulary, evaluate_baselines
 from recprivacy.config import load_config, validate_options
 from recprivacy.experiments.exposure import (
-    FLOOR,
+    EXPERIMENT,
+    ExposureData,
     ExposureGrid,
     ExposureOptions,
-    attack_checks,
-    attack_tables,
+    attacker_cost,
+    attacker_rates,
+    blind_baselines,
     build_exposure,
-    make_attack,
-    outcome,
-    protection_checks,
-    protection_outputs,
+    cell_key,
+    record_key,
+    record_result,
+    runs_report,
     study_cells,
-    sweep_checks,
+    wanted,
 )
 from recprivacy.experiments.kit import Bench, make_executor
-from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results
-from recprivacy.report.tables import markdown_table
+from recprivacy.timing import clocked
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
@@ -109,11 +106,10 @@ def threads() -> int:
     return n
 
 
-def timed(fn: Callable[[], Any]) -> tuple[Any, dict[str, float]]:
-    """``fn()`` and its wall and CPU seconds."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    out = fn()
-    return out, {"wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
+def threads_used() -> int:
+    import torch
+
+    return torch.get_num_threads()
 
 
 def peak_rss_mb() -> float:
@@ -139,7 +135,7 @@ def recipe(config, *more: Any) -> str:
     return hashlib.sha1(json.dumps(sections, sort_keys=True).encode()).hexdigest()[:8]
 
 
-def exposure_data(config, options, max_slate: int):
+def exposure_data(config, options, max_slate: int) -> tuple[ExposureData, dict]:
     """The study's ``ExposureData`` (pairs, user groups, target), cached per dataset and target
     (their config sections), source, lengths and seed so that every mode and cell reads the
     same pairs (a retrained target is not bitwise the same under another thread count, so the
@@ -149,7 +145,7 @@ def exposure_data(config, options, max_slate: int):
     path = CACHE / f"exposure-{key}.pkl"
     if path.exists():
         return pickle.loads(path.read_bytes()), {"cached": str(path)}
-    data, cost = timed(lambda: build_exposure(config, options, new_results(config), max_slate))
+    data, cost = clocked(lambda: build_exposure(config, options, new_results(config), max_slate))
     write_pickle(path, data)
     return data, {"built": str(path), **cost}
 
@@ -177,38 +173,9 @@ def stamped(record: dict) -> dict:
     return {**record, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "peak_rss_mb": peak_rss_mb()}
 
 
-def append(path: Path, record: dict) -> None:
-    append_record(path, stamped(record))
-
-
-def cell_key(record: dict) -> tuple:
-    """What identifies a cell (the last record of a key wins in the summary)."""
-    return tuple(record.get(k) for k in ("mode", "workload", "model", "seed", "N", "selection", "replacement", "L", "attacker"))
-
-
-def record_key(mode: str, workload: str, options, setting: dict) -> dict:
-    """The runs file's key of a study cell (the keys of the records written before the kit)."""
-    key = {"mode": mode, "workload": workload, "model": f"{setting.get('encoder')}+{setting.get('decoder')}", "seed": setting["seed"]}
-    if mode == "sweep":
-        return {**key, "N": setting["N"]}
-    if mode == "protection":
-        key["model"] = options.protection.attacker
-        return {**key, "attacker": FLOOR} if setting["attacker"] == FLOOR else {**key, **{k: setting[k] for k in ("selection", "replacement", "L", "attacker")}}
-    return key
-
-
-def record_result(cell, result) -> dict:
-    """A cell's ``result`` field: ``train_and_score``'s dict (with the validation curve), or
-    ``{"row": ...}`` with the per-pair arrays as lists."""
-    measured = outcome(cell, result)
-    if cell.setting["kind"] == "protection":
-        return {"row": {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in measured.items()}}
-    return {**measured, "valid_curve": [[int(e), v] for e, v in result.arrays.get("valid_curve", np.zeros((0, 2))).tolist()]}
-
-
 def flat_record(keys: dict[str, dict], build: dict):
     """``to_record`` of the runs file: a cell's key (``keys`` by cell key), cost, threads, the
-    build of the pairs and ``record_result``; says on stdout what it cost."""
+    build of the pairs and the study's ``record_result``; says on stdout what it cost."""
 
     def to_record(cell, result) -> dict:
         cost = {m.metric: m.value for m in result.measurements if m.metric in ("seconds", "cpu_seconds")}
@@ -217,15 +184,6 @@ def flat_record(keys: dict[str, dict], build: dict):
         return stamped({**key, "wall_s": cost["seconds"], "cpu_s": cost["cpu_seconds"], **build, "result": record_result(cell, result)})
 
     return to_record
-
-
-EXPERIMENT = {"tables": "attack", "sweep": "slate_sweep", "protection": "protection"}
-
-
-def wanted(mode: str, setting: dict, only: set[str] | None, seeds: set[int] | None) -> bool:
-    """Whether ``--models`` and ``--seeds`` keep a cell (they filter the tables and sweep cells)."""
-    model = f"{setting.get('encoder')}+{setting.get('decoder')}"
-    return mode == "protection" or ((not only or model in only) and (seeds is None or setting["seed"] in seeds))
 
 
 def run_cells(mode: str, workloads: list[str], data_dir: str | None, runs: Path, resume: bool, only: set[str] | None,
@@ -246,87 +204,15 @@ def run_cells(mode: str, workloads: list[str], data_dir: str | None, runs: Path,
         print(f"pairs: {info}", flush=True)
         build = {"threads": threads_used(), "pairs_digest": pairs_digest(data.pairs)}
         if more_baselines:
-            result, cost = timed(lambda: blind_baselines(options, data))
-            append(runs, {**baselines, **cost, **build, "result": result})
+            result, cost = clocked(lambda: blind_baselines(options, data.parts(options.slate_size, options)))
+            append_record(runs, stamped({**baselines, **cost, **build, "result": result}))
         grid = ExposureGrid(f"exposure-{workload}", options, data, config.noise)
         Bench(RunsFile(runs, flat_record(keys, build)), make_executor(executor)).run(grid, todo)
 
 
-def blind_baselines(options, data) -> dict:
-    """The popularity and exposed-item baselines under both candidate sets (Tables 3-6)."""
-    parts = data.parts(options.slate_size, options)
-    vocab = Vocabulary.from_pairs(parts["train"], options.attacker.vocab)
-    return {c: evaluate_baselines(vocab, parts["train"], parts["test"], options.ks, c) for c in ("all", "user_log")}
-
-
-def threads_used() -> int:
-    import torch
-
-    return torch.get_num_threads()
-
-
-# ---------------------------------------------------------------------------- summary
-
-
 def summary(records: list[dict]) -> list[str]:
     """The study's tables and checks (Markdown) from the cells' records."""
-    latest = {cell_key(r): r for r in records}
-    out = []
-    for workload in dict.fromkeys(r["workload"] for r in latest.values()):
-        mine = [r for r in latest.values() if r["workload"] == workload]
-        results = Results(name=f"exposure-{workload}", study="exposure", config={})
-        tables = [r for r in mine if r["mode"] == "tables"]
-        runs = {(*r["model"].split("+"), r["seed"]): r["result"] for r in tables if r["model"] != "baselines"}
-        baselines = next((r["result"] for r in tables if r["model"] == "baselines"), None)
-        names = []
-        if runs and baselines:
-            _, options = load_workload(workload, "tables", None)
-            seeds = sorted({s for _, _, s in runs})
-            names += attack_tables(results, options.model_copy(update={"seeds": seeds}), runs, baselines, options.source)
-            checks = attack_checks(runs, baselines)
-            names.append(results.add_table("exposure-checks-attack", ["claim", "holds", "evidence"], checks,
-                                           "Acceptance checks of the attack grid"))  # fmt: skip
-            per_model = {}
-            for (e, d, _), r in runs.items():
-                per_model.setdefault(f"{e}+{d}", []).append(r)
-            names.append(results.add_table("exposure-cost", ["model", "seeds", "epochs (mean)", "fit CPU s (mean)",
-                                                             "train pairs/CPU s", "eval pairs/s"],
-                                           [[m, len(rs), _mean(rs, "epochs"), _mean(rs, "fit_cpu_seconds"), _mean(rs, "train_pairs_per_cpu_second"),
-                                             _mean(rs, "eval_pairs_per_second")] for m, rs in per_model.items()],
-                                           "Cost per cell (CPU seconds of the training loop)"))  # fmt: skip
-        sweep = sorted((r for r in mine if r["mode"] == "sweep"), key=lambda r: (r["N"], r["model"]))
-        if sweep:
-            names.append(results.add_table("exposure-slate-sweep", ["N", "model", "recall@10 (all)", "recall@10 (user log)", "epochs"],
-                                           [[r["N"], r["model"], r["result"]["all"]["recall@10"], r["result"]["user_log"]["recall@10"],
-                                             r["result"]["epochs"]] for r in sweep], "Slate size sweep (Figs. 6-7)"))  # fmt: skip
-            curves: dict[str, dict[int, float]] = {}
-            for r in sweep:
-                curves.setdefault(r["model"].split("+")[1], {})[r["N"]] = r["result"]["all"]["recall@10"]
-            names.append(results.add_table("exposure-checks-sweep", ["claim", "holds", "evidence"], sweep_checks(curves),
-                                           "Slate size sweep against the paper's trends"))  # fmt: skip
-        rows = [{k: np.asarray(v) if k in ("pair_recall", "users") else v for k, v in r["result"]["row"].items()}
-                for r in mine if r["mode"] == "protection"]  # fmt: skip
-        if rows:
-            rows.sort(key=lambda r: (r["attacker"] != FLOOR, r["selection"], r["replacement"], r["L"], r["attacker"] != "frozen"))
-            simulated = not math.isnan(rows[0]["next-item recall@N"])  # NaN for logged slates
-            table_names, _ = protection_outputs(results, rows, simulated)
-            names += table_names
-            names.append(results.add_table("exposure-checks-protection", ["claim", "holds", "evidence"],
-                                           protection_checks(rows, simulated), "Protection checks (frozen attacker)"))  # fmt: skip
-        out.append(f"## {workload}\n\n{builds_line(mine)}\n")
-        out += [markdown_table(results.tables[n].model_dump()) + "\n" for n in names]
-    return out
-
-
-def builds_line(records: list[dict]) -> str:
-    """Which builds of the pairs the cells were computed on (``pairs_digest``)."""
-    counts = Counter(r.get("pairs_digest", "not recorded") for r in records)
-    return "Cells per build of the pairs: " + ", ".join(f"{d} {n}" for d, n in counts.items())
-
-
-def _mean(records: list[dict], key: str) -> float:
-    values = [r[key] for r in records if r.get(key) is not None]
-    return sum(values) / len(values) if values else float("nan")
+    return runs_report(records, lambda workload: load_workload(workload, "tables", None)[1])
 
 
 # ---------------------------------------------------------------------------- speed
@@ -337,43 +223,20 @@ def run_speed(workload: str, data_dir: str | None, model: str) -> dict:
     cache is neither read nor written)."""
     n = threads()
     config, options = load_workload(workload, "speed", data_dir)
-    data, build = timed(lambda: build_exposure(config, options, new_results(config), options.slate_size))
-    parts = data.parts(options.slate_size, options)
-    encoder, decoder = model.split("+")
-    attack, fit = timed(lambda: make_attack(options, encoder, decoder, options.seeds[0]).fit(parts["train"], parts["valid"]))
-    scores, evaluate = timed(lambda: {c: attack.evaluate(parts["test"], candidates=c) for c in ("all", "user_log")})
-    base = evaluate_baselines(attack.vocab_, parts["train"], parts["test"])
-    epochs = len(attack.history_.losses)
-    return {
-        "workload": workload, "model": model, "threads": n,
-        "pairs": {name: len(p) for name, p in parts.items()}, "vocabulary_items": attack.vocab_.n_items,
-        "test_pairs_dropped_oov": scores["all"]["n_dropped"], "epochs": epochs, "best_epoch": attack.history_.best_epoch + 1,
-        "stages": {"pairs (target + slates)": build, "fit_attack": fit, "evaluate": evaluate},
-        "train_pairs_per_cpu_s": len(parts["train"]) * epochs / fit["cpu_s"],
-        "eval_pairs_per_cpu_s": 2 * scores["all"]["n_pairs"] / evaluate["cpu_s"],
-        "total_wall_s": build["wall_s"] + fit["wall_s"] + evaluate["wall_s"],
-        "total_cpu_s": build["cpu_s"] + fit["cpu_s"] + evaluate["cpu_s"],
-        "recall@10_all": scores["all"]["recall@10"], "recall@10_user_log": scores["user_log"]["recall@10"],
-        "baselines_recall@10_all": {k: v["recall@10"] for k, v in base.items()},
-        "peak_rss_mb": peak_rss_mb(),
-    }  # fmt: skip
+    data, build = clocked(lambda: build_exposure(config, options, new_results(config), options.slate_size))
+    cost = attacker_cost(options, data.parts(options.slate_size, options), model)
+    stages = {"pairs (target + slates)": build, **cost.pop("stages")}
+    return {"workload": workload, "model": model, "threads": n, **cost, "stages": stages,
+            "total_wall_s": sum(s["wall_s"] for s in stages.values()), "total_cpu_s": sum(s["cpu_s"] for s in stages.values()),
+            "peak_rss_mb": peak_rss_mb()}  # fmt: skip
 
 
-def rates(workload: str, data_dir: str | None, models: list[str] | None) -> Iterator[dict]:
+def rates(workload: str, data_dir: str | None, models: list[str] | None):
     """Pairs per CPU second of each model (module docstring, ``rates``)."""
     config, options = load_workload(workload, "rates", data_dir)
     data, _ = exposure_data(config, options, options.slate_size)
-    parts = data.parts(options.slate_size, options)
-    one_epoch = options.model_copy(update={"attacker": options.attacker.model_copy(update={"n_epochs": 1})})
-    for model in models or [f"{e}+{d}" for d in options.decoders for e in options.encoders]:
-        encoder, decoder = model.split("+")
-        attack, fit = timed(lambda: make_attack(one_epoch, encoder, decoder, options.seeds[0]).fit(parts["train"], parts["valid"]))
-        _, valid = timed(lambda: attack.evaluate(parts["valid"], (10,)))
-        _, test = timed(lambda: [attack.evaluate(parts["test"], options.ks, c) for c in ("all", "user_log")])
-        train_cpu = fit["cpu_s"] - valid["cpu_s"]
-        yield {"workload": workload, "model": model, "threads": threads_used(),
-               "train_pairs_per_cpu_s": len(parts["train"]) / train_cpu, "valid_pairs_per_cpu_s": len(parts["valid"]) / valid["cpu_s"],
-               "test_eval_pairs_per_cpu_s": 2 * len(parts["test"]) / test["cpu_s"], "cpu_s_per_epoch": fit["cpu_s"]}  # fmt: skip
+    for row in attacker_rates(options, data.parts(options.slate_size, options), models):
+        yield {"workload": workload, "model": row.pop("model"), "threads": threads_used(), **row}
 
 
 def speed(workloads: list[str], data_dir: str | None, model: str) -> None:

@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from recprivacy.experiments.reference import reference
+from recprivacy.experiments.kit.compare import paper_value
 from recprivacy.io import write_text_atomic
 from recprivacy.report.tables import markdown_table
 
@@ -119,7 +119,7 @@ def shown(value: float | str | list | dict, digits: int) -> str:
 
 def paper_cell(paper: str, spec: dict, digits: int) -> str:
     """The paper's number(s) for one column: its cells in reference.yaml, reduced as the record says."""
-    values = [reference(paper).value(*cell) for cell in spec["cells"]]
+    values = [paper_value(paper, tuple(cell)) for cell in spec["cells"]]
     if None in values:
         raise SystemExit(f"error: paper {paper} reference.yaml: no cell {spec['cells'][values.index(None)]}")
     how = spec.get("reduce", "value")
@@ -215,7 +215,7 @@ def membership_paper(record: dict) -> str:
     """The paper's Assumption I number for the record's dataset and target, named by its dataset."""
     table, name = MEMBERSHIP_PAPER.get(record["dataset"], (None, None))
     letter = LETTER[record["target"]]
-    value = reference("001").value(table, letter, letter) if table else None
+    value = paper_value("001", (table, letter, letter) if table else None)
     return paper_text(value, f"{table}, {name}, balanced accuracy" if table else "")
 
 
@@ -293,9 +293,11 @@ def exposure_attack_rows(records: list[dict]) -> list[list[str]]:
     sits beside the logged-items row, its own candidate set."""
     whole = exposure_recalls(records, "all")
     best = max(whole, key=lambda m: statistics.mean(whole[m]))
+    from recprivacy.experiments.exposure import paper_place
+
     encoder, decoder = best.split("+")
-    table = {"point": "Table 3", "lstm": "Table 4", "gru": "Table 5", "transformer": "Table 6"}[decoder]
-    paper = {"all": None, "user_log": reference("000").value(table, f"mind/{encoder}", "recall@10")}
+    place = paper_place("mind", encoder, decoder, "recall@10")
+    table, paper = place[0], {"all": None, "user_log": paper_value("000", place)}
     label = {"all": "whole catalogue", "user_log": "the user's logged items"}
     rows = []
     for candidates in ("all", "user_log"):
@@ -360,7 +362,7 @@ def dipsgnn(records: Path) -> str:
 def dipsgnn_paper(record: dict, metric: str = "recall@20") -> float | None:
     column = DIPSGNN_PAPER_COLUMN.get(record["dataset"])
     method = "DIPSGNN" if record["method"] == "DIPSGNN_legacy" else record["method"]
-    return reference("002").value("Table 2", method, f"{column}/{metric}") if column else None
+    return paper_value("002", ("Table 2", method, f"{column}/{metric}") if column else None)
 
 
 def dipsgnn_row(record: dict, srgnn: dict, name: str) -> list[str]:
@@ -391,9 +393,8 @@ def upcsdg(records: Path) -> str:
     """Headline: BPR-MF Recall@20 kept by the "+" and "−" releases, and the recovery attack against the guess."""
     name = "upcsdg_quality.jsonl"
     rs = read_jsonl(records / name)
-    ref = reference("003")
-    paper_kept = {s: ref.value("Table 2", f"office/{s}/bpr", "recall") / ref.value("Table 2", "office/original/bpr", "recall")
-                  for s in ("+", "-")}  # fmt: skip
+    bpr = {s: paper_value("003", ("Table 2", f"office/{s}/bpr", "recall")) for s in ("original", "+", "-")}
+    paper_kept = {s: bpr[s] / bpr["original"] for s in ("+", "-")}
     rows = [[f"{r['dataset']}: BPR-MF Recall@20 kept by the \"{s}\" release", f"{r['retained_pct'][s]}%", "mean over 3 seeds",
              paper_text(100 * paper_kept[s], "Office", 0, "%"), "paper claims ≥ 67% for \"+\"" if s == "+" else "paper: a sharp drop",
              link(name)] for r in rs if r["table"] == "retained" and r["model"] == "bpr" for s in ("+", "-")]  # fmt: skip
@@ -425,10 +426,8 @@ def upcsdg_retained(records: list[dict]) -> str:
 
 
 def upcsdg_table3(records: list[dict]) -> str:
-    ref = reference("003")
-
     def cells(record: dict) -> str:
-        return " / ".join(f"k {k}: {v:.4f} / {paper_text(ref.value('Table 3', record['variant'] + '/k=' + k, 'recall'), digits=4)}"
+        return " / ".join(f"k {k}: {v:.4f} / {paper_text(paper_value('003', ('Table 3', record['variant'] + '/k=' + k, 'recall')), digits=4)}"
                           for k, v in record["bpr_recall@20_by_k"].items())
 
     rows = [[r["dataset"], r["variant"], cells(r)] for r in records if r["table"] == "Table 3"]

@@ -20,6 +20,9 @@ from recprivacy.experiments.kit import (
     apply_rules,
     compare,
     load_rules,
+    paper_row,
+    paper_table,
+    paper_value,
     read_rules,
     tally,
     measurements,
@@ -165,9 +168,22 @@ def test_details_round_trip_in_the_record_line_and_a_bad_one_names_it(tmp_path):
 def test_compare_pairs_summaries_with_the_papers_cells():
     paper = PaperReference("001", "t", "", {("Table 3", "SISI", "auc"): 0.9})
     summaries = aggregate([m(0.6, 0), m(0.8, 1), m(0.5, 0, code="MIMI")])
-    (found,) = compare(summaries, paper, "Table 3", lambda s: (s.setting["code"], s.metric))
-    assert (found.row, found.paper, found.ours.mean) == ("SISI", 0.9, pytest.approx(0.7))
+    (found,) = compare(summaries, paper, lambda s: ("Table 3", s.setting["code"], s.metric))
+    assert (found.table, found.row, found.paper, found.ours.mean) == ("Table 3", "SISI", 0.9, pytest.approx(0.7))
     assert found.difference == pytest.approx(-0.2)
+
+
+def test_paper_value_takes_the_first_place_the_paper_has_a_number_at():
+    paper = PaperReference("004", "t", "", {("Table II", "a", "x"): 0.5, ("Table V", "b", "y"): 0.25})
+    assert paper_value(paper, ("Table II", "a", "x")) == 0.5
+    assert paper_value(paper, [("Table II", "a", "z"), ("Table V", "b", "y")]) == 0.25  # falls back to the second table
+    assert paper_value(paper, [("Table II", "a", "x"), ("Table V", "b", "y")]) == 0.5  # the first found wins
+    assert paper_value(paper, None) is None and paper_value(paper, []) is None and paper_value(paper, ("T", "a", "x")) is None
+    (pair,) = compare([("a", "x", 0.6), ("a", "w", 0.1)], paper, lambda item: ("Table II", item[0], item[1]))
+    assert (pair.ours, pair.paper) == (("a", "x", 0.6), 0.5)
+    assert compare([0.75], paper, lambda _: ("Table V", "b", "y"))[0].difference == 0.5  # a number is its own mean
+    assert paper_row(paper, "Table V", "b") == {"y": 0.25} and paper_table(paper, "Table II") == {"a": {"x": 0.5}}
+    assert paper_value("001", ("Table 5", "I", "I")) == 0.998  # a paper id reads the packaged reference
 
 
 def test_rules_as_data_judge_mean_or_interval_and_never_pass_on_nothing():

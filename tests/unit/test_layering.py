@@ -6,6 +6,7 @@ no defence imports the report, the studies or the federated protocol; no model i
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,23 @@ def test_dipsgnn_benchmarks_use_the_public_study_entry() -> None:
     used = {p.name: sorted(m.rsplit(".", 1)[1] for m in imported_modules(p) if m.startswith("recprivacy.experiments.dipsgnn.")
                            and m.rsplit(".", 1)[1] in internals) for p in (ROOT / "benchmarks").glob("dipsgnn*.py")}
     assert len(used) == 3 and all(not names for names in used.values()), used
+
+
+def test_paper_numbers_are_read_only_through_the_kit_comparator() -> None:
+    """``experiments.reference`` reads the files; only ``kit.compare`` looks numbers up in them
+    (``paper_file`` finds a paper's ``checks.yaml`` too, so it stays open to the studies)."""
+    readers = ("recprivacy.experiments.reference.reference", "recprivacy.experiments.reference.PaperReference",
+               "recprivacy.experiments.reference.load_reference")
+    files = [*PACKAGE.rglob("*.py"), *(ROOT / "benchmarks").glob("*.py")]
+    used = {str(p.relative_to(ROOT)): sorted(set(readers) & imported_modules(p)) for p in files}
+    assert {p: m for p, m in used.items() if m} == {"src/recprivacy/experiments/kit/compare.py": sorted(readers[:2])}
+
+
+@pytest.mark.parametrize("script, study", [("exposure", "exposure"), ("upcsdg_diagnostics", "upcsdg")])
+def test_study_benchmarks_import_only_the_study_package(script: str, study: str) -> None:
+    """The benchmark is a command line over the names the study package exports (its
+    ``__init__``), never over one of its modules."""
+    package = f"recprivacy.experiments.{study}"
+    inside = sorted(m for m in imported_modules(ROOT / "benchmarks" / f"{script}.py") if m.startswith(package + "."))
+    exported = set(importlib.import_module(package).__all__)
+    assert [m for m in inside if m.removeprefix(package + ".") not in exported] == []

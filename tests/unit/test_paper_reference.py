@@ -8,9 +8,13 @@ import pytest
 
 from recprivacy.errors import DataError
 from recprivacy.experiments.dipsgnn import paper_table2
+from recprivacy.experiments.exposure import paper_place
+from recprivacy.experiments.exposure.render import _paper_table
 from recprivacy.experiments.federated.paper import paper_by_attacker, paper_f1, paper_hit20
 from recprivacy.experiments.membership import paper as membership_paper
+from recprivacy.experiments.kit import paper_value
 from recprivacy.experiments.reference import load_reference, reference
+from recprivacy.experiments.results import Results
 from recprivacy.experiments.upcsdg.paper import paper_cells
 
 # (paper, table, row, column, value as printed in the paper)
@@ -68,6 +72,18 @@ def test_study_lookups_read_the_reference():
     assert paper_f1("ml-100k", "fedrec", "ldp", "age", 0.3) is None
     assert paper_by_attacker("ml-100k", "fedrec", "apm", "age", 0.2) == {"dnn": 0.470, "tree": 0.403, "svc": 0.361, "knn": 0.430}
     assert paper_hit20("ml-100k", "fedncf", "ldp") == 0.070 and paper_hit20("ml-100k", "fedrec", "none") is None
+    # paper 000: the decoder picks the table, the source and encoder the row
+    assert paper_value("000", paper_place("mind", "max", "gru", "recall@10")) == 0.8506
+
+
+def test_the_exposure_paper_table_puts_the_papers_number_beside_our_mean_over_seeds():
+    runs = {("mean", "point", seed): {"user_log": {"recall@10": r, "ndcg@10": 0.3, "mrr@10": 0.2}}
+            for seed, r in ((0, 0.5), (1, 0.7))}  # fmt: skip
+    results = Results(name="t", study="exposure", config={})
+    rows = results.tables[_paper_table(results, "mind", [("mean", "point")], runs)].rows
+    assert [row[:4] for row in rows] == [["point", "mean", m, v] for m, v in (("recall@10", 0.6684), ("ndcg@10", 0.3282),
+                                                                              ("mrr@10", 0.2255))]  # Table 3, mind/mean
+    assert rows[0][4] == pytest.approx(0.6) and rows[0][5] == pytest.approx((0.6 - 0.6684) / 0.6684)
 
 
 def _write(tmp_path: Path, cells: str) -> Path:

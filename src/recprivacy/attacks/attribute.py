@@ -11,10 +11,10 @@ of the top-k list each user is recommended (``recommendation_matrix``), for the 
 Attackers (``AttributeAttacker``):
 
 * ``dnn`` -- Eq. 10: Linear(in, 100) - ReLU - Linear(100, 30) - ReLU - Linear(30, C), softmax
-  cross-entropy, Adam (lr 1e-3, weight decay 1e-4), 200 full-batch epochs (digest G12); on
-  ml-100k's 127K-dimensional ΔΘ one fit takes ~53 s CPU, two thirds of it Adam's update of the
-  first layer. ``fused_adam=True`` uses PyTorch's fused CPU Adam: about twice as fast, the same
-  algorithm, but not bitwise equal (weights differ by ~1e-7 after 30 epochs), so it is opt-in;
+  cross-entropy, Adam (lr 1e-3, weight decay 1e-4), 200 full-batch epochs (digest G12); Adam's
+  update of the first layer is most of a fit on a large ΔΘ. ``fused_adam=True`` uses PyTorch's
+  fused CPU Adam: faster, the same algorithm, but not bitwise equal, so it is opt-in (its cost
+  and difference: docs/decisions.md, "Attack cost");
 * ``tree``, ``svc``, ``knn`` -- scikit-learn defaults (``DecisionTreeClassifier``, ``SVC`` with
   RBF kernel and C = 1, ``KNeighborsClassifier(5)``), RQ4;
 * ``random`` (uniform guess, the paper's "Random Attack"), ``stratified`` and ``majority``
@@ -250,8 +250,8 @@ class AttributeAttacker:
     def _fit_dnn(self, z: Features, y: np.ndarray) -> _DNN:
         torch.manual_seed(self.seed)
         model = _DNN(z.shape[1], self.n_classes)
-        # foreach: the same arithmetic as the default loop (bitwise, checked), ~10% faster; fused
-        # halves the time but changes weights in the last bit (opt-in, module docstring)
+        # foreach: the same arithmetic as the default loop (bitwise, checked), faster; fused is
+        # faster still but changes weights in the last bit (opt-in, module docstring)
         fast = {"fused": True} if self.fused_adam else {"foreach": True}
         opt = torch.optim.Adam(model.parameters(), lr=self.lr, weight_decay=self.weight_decay, **fast)
         (xt, shift), yt = self._tensors(z), torch.from_numpy(y)

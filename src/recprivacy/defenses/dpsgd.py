@@ -29,9 +29,9 @@ f. The item table is read twice: as node embeddings (rows ``I_b`` of sample b, g
 softmax residual and ``z_b`` the session vector), so its squared norm adds the lookup Gram,
 ``2 Σ_r δ_b[I_br] (z_b · G_br)`` and ``|δ_b|² |z_b|²``. This computes exactly the clipped sum
 of the ``torch.func`` per-sample gradients (kept as ``per_sample="vmap"``, the reference the
-tests compare with, up to float rounding) at ~93 ms instead of ~242 ms of CPU per step of 100
-samples on ml-1m (an ordinary SR-GNN step: ~55 ms): no ``[B, n_items, d]`` per-sample table
-gradients.
+tests compare with, up to float rounding) without ``[B, n_items, d]`` per-sample table
+gradients, at well under half the CPU of ``vmap`` per step (measured: docs/decisions.md, DIPSGNN,
+the DP-SGD bullet).
 
 Decision: per-sample clipping is written here (book-keeping, with ``torch.func``'s ``vmap`` of
 ``grad`` as the reference) rather than with Opacus. Opacus 1.6 would install without CUDA, but

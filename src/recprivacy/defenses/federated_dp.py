@@ -12,7 +12,7 @@ paper's implementation and are flagged as such.
   ``recprivacy.privacy.mechanisms``. The noisy numeric values are clipped back to [0, 1]
   (``clip_output``; post-processing, so still ε_x-LDP): unclipped, Laplace(1) values of up to
   ±10 enter ``z_u = E_U x_u`` and, with the unbounded gradient of the Taylor objective below,
-  local SGD diverged to NaN in the first round on ml-100k (lr 0.01, init N(0, 0.1²)); clipped,
+  local SGD diverged to NaN in the first round on ml-100k (docs/decisions.md, "F-GERAI"); clipped,
   it trains like F-GERAI-NL. The device keeps only the randomised ``x_u``; every round trains
   on it and the user also scores with it at evaluation.
 * ``FunctionalMechanism`` -- GERAI's second stage (functional mechanism, Zhang et al. 2012) on
@@ -28,7 +28,7 @@ paper's implementation and are flagged as such.
   minimises the perturbed polynomial instead of the BCE. Uploads carry no added noise.
   Unlike the BCE, whose slope ``σ(s) - r`` stays in [-1, 1], the polynomial's slope
   ``u = a1 + s/4`` grows without bound, and with Laplace coefficients of up to ±10 local SGD
-  (lr 0.01) diverged to NaN: on ml-100k, seed 1, the 180-item client 118 in the first round.
+  diverged to NaN in the first round on ml-100k (which client: docs/decisions.md, "F-GERAI").
   So the slope is clipped to ``[-max_slope, max_slope]`` (default 1, the BCE's own bound):
   with ``a1 s + s²/8 = 2u² - 2a1²`` the loss is ``a0 - 2a1² + 4 huber(u, max_slope)``, which
   equals the polynomial wherever ``|u| <= max_slope``, is convex in ``s`` and has the same

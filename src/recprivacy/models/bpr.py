@@ -23,13 +23,11 @@ applied to a mini-batch by summing the triples' updates, all computed from the v
 the step (``bpr_sgd_step``; a row drawn twice moves twice, as LFM's rule in ``models.lfm``).
 
 Decision (issue 33): LearnBPR replaces the Adam of digest 003's decision 20 (Adam lr 1e-3,
-λ = 1e-4). On ml-100k (random 8:1:1, seed 0) Adam needed 120 epochs and 13.1 CPU s for test
-Recall@20 0.343; LearnBPR with α = 0.05, λ = 0.01 reaches 0.355, with its best validation at
-epoch 45, stopping at epoch 60 after 2.0 CPU s (same loaded machine, medians of 3;
-``benchmarks/results/model_speed*.json``). Split and model seeds 1 and 2: 0.358 and 0.364
-(Adam: 0.349 and 0.351). An SGD step writes only the batch's rows and keeps no moments. implicit's
-``BayesianPersonalizedRanking`` was measured as a backend and rejected: it draws negatives from
-the interactions (popularity-weighted), and no setting tried reached Recall@20 0.29.
+λ = 1e-4): on ml-100k it reaches a higher test Recall@20 in a fraction of Adam's epochs and CPU
+(the numbers: docs/decisions.md, "Speed and start-up"; records
+``benchmarks/results/model_speed*.json``). An SGD step writes only the batch's rows and keeps no
+moments. implicit's ``BayesianPersonalizedRanking`` was measured as a backend and rejected: it
+draws negatives from the interactions (popularity-weighted) and ranked worse on the same split.
 
 Defaults: d = 64, α = 0.05, λ = 0.01, batch 2048, one negative per positive, N(0, 0.1²)
 initialisation as in LightGCN's code; validation every 5 epochs, patience 3, at most 200 epochs.
@@ -75,8 +73,8 @@ def bpr_sgd_step(user: torch.Tensor, item: torch.Tensor, users: torch.Tensor, po
     and ``item``, all computed from the values before the step; returns the batch mean of
     ``−ln σ(x) + λ/2 (‖p_u‖² + ‖q_i‖² + ‖q_j‖²)`` before the step.
 
-    Written as in-place operations on the gathered rows: on a batch of 2048 triples (d = 64,
-    one thread) this is about 3x faster than the same arithmetic in out-of-place expressions."""
+    Written as in-place operations on the gathered rows, faster than the same arithmetic in
+    out-of-place expressions (docs/decisions.md, "Speed and start-up")."""
     batch = len(users)
     items = torch.cat([pos, neg])
     with torch.no_grad():

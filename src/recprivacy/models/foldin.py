@@ -19,8 +19,8 @@ for, on the model's own training loss restricted to them. Two solvers serve ever
 * ``gradient_fold_in`` (BPR-MF, NCF): full-batch Adam steps on the summed training loss of the
   new rows, starting from zero, with fresh uniform negatives (outside each user's history)
   every step. The loss is a sum over users, so each user's rows move independently. The steps
-  run on one PyTorch thread, as training does (``training.torch_threads``): 189 ml-100k users
-  fold into NeuMF in 6.9 s on one thread and 24 s on two of a shared 2-core machine.
+  run on one PyTorch thread, as training does (``training.torch_threads``; measured:
+  docs/decisions.md, "Serving users not seen in training").
 """
 
 from __future__ import annotations

@@ -24,8 +24,7 @@ objective with ``Q`` frozen, negatives taken in expectation (``foldin.ridge_fold
 
 Decision (all factor models): training runs with one intra-op thread. Each step touches a few
 thousand rows, where PyTorch's thread pool costs more than it saves, and on shared cores a
-parallel region waits for a descheduled thread: measured on a loaded 2-core machine, one BPR
-step of 2048 triples took 1.8 ms with one thread and 100 ms with two.
+parallel region waits for a descheduled thread (measured: docs/decisions.md, "Training threads").
 
 Decision (issue 33, early stopping at scale): a validation ranks every item for at most
 ``VALID_USERS`` (50,000) validation users, a seeded sample drawn once per fit when there are
@@ -202,15 +201,16 @@ class LFM(FactorRecommender):
     neg_ratio:
         Negatives (``r = 0``) per positive, redrawn each epoch (1; implicit target only).
     batch_size:
-        Samples per vectorised SGD step (1 = the paper's per-sample SGD). On ml-100k, 64, 256
-        and 1024 gave the same test Recall@20 (0.293-0.294); 1024 is the fastest.
+        Samples per vectorised SGD step (1 = the paper's per-sample SGD). 1024: as good as
+        smaller batches and the fastest (docs/decisions.md, "LFM").
     target:
         ``"implicit"`` (1/0 with sampled negatives, as in the paper) or ``"rating"`` (observed
         ratings, no negatives).
     patience, eval_every:
         Early stopping on validation Recall@20 when ``fit`` gets ``valid``, checked every 5
-        epochs and after the last: on ml-100k validation Recall@20 still rises at epoch 20, so
-        checking every epoch (as before issue 33) kept the same weights for 1.5x the fit CPU.
+        epochs and after the last: validation Recall@20 still rises at the paper's 20 epochs, so
+        checking every epoch (as before issue 33) kept the same weights for more CPU
+        (docs/decisions.md, "Speed and start-up").
     init_std:
         Standard deviation of the N(0, σ²) initialisation (0.1).
 

@@ -13,9 +13,9 @@ interaction have degree 0; their rows of ``Â`` are zero.
 
 Defaults follow the LightGCN paper and digest 003 (d = 64, K = 3, λ = 1e-4, batch 2048,
 N(0, 0.1²) initialisation) except the learning rate: 2e-3 instead of the paper's 1e-3, the
-value RecBole-GNN's tuning selected for LightGCN on ml-1m (results/general/ml-1m.md). On
-ml-100k (8:1:1 random split, seed 0) lr 1e-3 was still improving after 200 epochs (test
-Recall@20 0.364), while 2e-3 peaked at epoch 169 (0.378): better within a CPU budget.
+value RecBole-GNN's tuning selected for LightGCN on ml-1m (results/general/ml-1m.md): on
+ml-100k lr 1e-3 was still improving after 200 epochs, while 2e-3 peaked earlier and higher,
+better within a CPU budget (docs/decisions.md, "LightGCN learning rate").
 After training the propagated embeddings are cached as ``user_factors_`` / ``item_factors_``,
 so scoring is one matrix product.
 
@@ -86,8 +86,8 @@ def to_torch_csr(m: sp.spmatrix) -> torch.Tensor:
 class SymmetricPropagation(torch.autograd.Function):
     """``Â X`` for a constant symmetric sparse ``Â``; the gradient is ``Âᵀ G = Â G``.
 
-    PyTorch's generic sparse-dense backward is about six times slower here (it transposes
-    ``Â`` on every call); symmetry makes the backward one more sparse product.
+    PyTorch's generic sparse-dense backward is slower here (it transposes ``Â`` on every call;
+    docs/decisions.md, "LightGCN learning rate"); symmetry makes the backward one more sparse product.
     """
 
     @staticmethod

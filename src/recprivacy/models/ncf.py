@@ -10,8 +10,8 @@ Training (Section 3.1.1, Eq. 7): binary cross-entropy on every observed pair (la
 ``n_neg`` uniformly sampled unobserved items per pair (label 0), negatives resampled every epoch.
 Defaults follow the membership-inference paper's target NCF (seed 001 notes §3.3): Adam lr 1e-3,
 GMF dim 8, MLP hidden widths 64-32-16, 4 negatives per positive, 20 epochs. Decision: batch size
-1024 instead of the paper's 256; on ml-100k (8:1:1 random split) it reaches the same validation
-Recall@20 (0.326 vs 0.329) in about a third of the time. Decision (001 notes
+1024 instead of the paper's 256: the same validation Recall@20 on ml-100k in a fraction of the
+time (docs/decisions.md, "NCF batch size 1024"). Decision (001 notes
 §3.3 [R]): ``mlp_layers`` are the hidden widths and each MLP embedding has ``mlp_layers[0] // 2``
 dimensions, so the tower is 64 -> 64 -> 32 -> 16. No pretraining of NeuMF from GMF and MLP.
 

@@ -3,8 +3,8 @@
 * ``NegativeSampler`` draws items a user has not interacted with, vectorised: candidates are
   drawn uniformly and the collisions are redrawn until none remain. A collision is looked up in
   a dense boolean matrix of the positive cells when it has at most ``dense_cells`` cells (2²⁶,
-  64 MB; ml-1m has 2.2·10⁷), else by binary search in the sorted keys ``user * n_items + item``:
-  on ml-100k one epoch's 80k lookups take 0.15 ms against 9 ms by binary search.
+  64 MB; ml-1m has 2.2·10⁷), else by binary search in the sorted keys ``user * n_items + item``,
+  which is much slower (docs/decisions.md, "Speed and start-up").
 * ``fit_epochs`` runs epochs of mini-batches, evaluates a validation metric every
   ``eval_every`` epochs, keeps the best weights and stops after ``patience`` evaluations
   without improvement (early stopping on the validation split, never on test).
@@ -13,8 +13,9 @@
   to PyTorch; ``thread_budget()`` reads it (ALS passes it to implicit).
 * ``torch_threads`` bounds PyTorch's intra-op threads while training, within the budget.
   Models that take many small optimiser steps (MF, BPR, LightGCN, NCF) train with one thread:
-  on a shared 2-core machine a second thread that waits for a busy core made one BPR step 50x
-  slower (1.8 ms vs 100 ms). ``RECPRIVACY_TRAIN_THREADS`` overrides the count for every model.
+  on shared cores a second thread that waits for a busy core makes a step far slower
+  (docs/decisions.md, "Training threads"). ``RECPRIVACY_TRAIN_THREADS`` overrides the count for
+  every model.
 """
 
 from __future__ import annotations

@@ -238,9 +238,9 @@ class RDPAccountant(_DpAccountingAccountant):
 class PLDAccountant(_DpAccountingAccountant):
     """Privacy-loss-distribution accountant of dp-accounting (tight, numerically discretised).
 
-    Slow when the composed epsilon reaches the hundreds (about 30 s for 940 Gaussian releases
-    at eps ~ 460 with the default interval); a coarser ``value_discretization_interval`` such
-    as 1e-2 brings that under a second at a cost in the fourth significant digit.
+    Slow when the composed epsilon reaches the hundreds; a coarser
+    ``value_discretization_interval`` such as 1e-2 is much faster at a cost in the fourth
+    significant digit (measured: docs/decisions.md, "Accountant").
     """
 
     name = "pld"

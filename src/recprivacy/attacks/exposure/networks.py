@@ -103,7 +103,8 @@ class TiedSoftmaxCrossEntropy(torch.autograd.Function):
     ``dL/dh = (softmax - y) W``, ``dL/dW = (softmax - y)^T h``, ``dL/db = sum (softmax - y)``;
     the backward pass only scales them by ``grad / R``. Three ``R x V x d`` matrix products
     per step instead of the four of a recomputing backward, and none of the memory passes
-    over a fresh 35 MB logit matrix that made ``cross_entropy`` 1.8x slower on one core.
+    over a fresh logit matrix that make ``cross_entropy`` slower (measured: docs/decisions.md,
+    exposure leakage, "Speed without changing the computation").
     """
 
     @staticmethod

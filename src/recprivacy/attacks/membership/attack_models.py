@@ -57,17 +57,16 @@ class MLPAttack:
 
     Decision: forward and backward passes are written out in numpy. The paper trains with one
     sample per SGD step, so training is ``20 × n_shadow_users`` strictly sequential steps on a
-    network of about 3,500 weights; there PyTorch's per-call overhead dominates (measured on
-    the shared 2-core machine: 770-1100 µs per step with autograd and ``torch.optim.SGD``,
-    about 100 µs in numpy). A unit test checks the gradients against ``torch.autograd``.
+    network of about 3,500 weights; there PyTorch's per-call overhead dominates (measured:
+    docs/decisions.md, "Attack MLP"). A unit test checks the gradients against ``torch.autograd``.
     Weights start as PyTorch's ``nn.Linear`` default, U(±1/sqrt(fan_in)).
 
     Decision: a network whose output is the same for every training row after training (a
     hidden layer entirely dead: the paper's unnormalised Origin features are about 0.05 in
     size, so the random initial biases decide which ReLUs ever fire) is retrained from fresh
-    weights drawn from the same seeded stream, up to ``max_restarts`` times. Without this,
-    about one attack in 100 on our benchmarks scored every user alike (ROC AUC 0.5), which an
-    audit would misread as "no leak". Runs that train normally are unchanged.
+    weights drawn from the same seeded stream, up to ``max_restarts`` times. Without this, some
+    attacks on our benchmarks scored every user alike (ROC AUC 0.5; how often: docs/decisions.md,
+    "Attack MLP"), which an audit would misread as "no leak". Runs that train normally are unchanged.
 
     Parameters
     ----------

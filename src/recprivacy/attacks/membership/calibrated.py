@@ -110,8 +110,8 @@ def rmia_scores(target: np.ndarray, refs: np.ndarray, population_target: np.ndar
     """RMIA ``score(u)``: the share of population users ``z`` with ``LR(u) / LR(z) >= gamma``.
 
     The share is a step function of ``LR(u)`` with steps of ``1 / |Z|``; with a small population
-    many targets share the top step (on ml-100k BPR-MF every member and non-member above the
-    population scored 1.0, so no threshold below 1% FPR existed and TPR there read 0).
+    many targets share the top step, so no threshold reaches a low FPR (seen on ml-100k:
+    docs/decisions.md, "LiRA/RMIA").
     ``break_ties`` orders targets inside a step by ``LR(u)`` itself: it adds
     ``expit(log LR(u) - median) / (2 |Z|)``, less than half a step, so it never reorders two
     targets whose shares differ and refines the ROC without changing the score's meaning."""

@@ -5,6 +5,9 @@
   logged items (what the authors' code ranked, so the one comparable with the paper's tables).
 * Slate sweep (Figs. 6-7): Recall@10 of ``sweep_encoder`` with every decoder for each slate
   size N (simulated slates are truncated top-N lists; logs are rebuilt per N), first seed.
+
+``blind_baselines`` scores the popularity and exposed-item guesses the attack is judged against
+on the same test pairs and candidate sets.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from recprivacy.attacks.exposure import DECODERS, ENCODERS, ExposureAttack
+from recprivacy.attacks.exposure import DECODERS, ENCODERS, ExposureAttack, Vocabulary, evaluate_baselines
 from recprivacy.data.exposure_pairs import ExposurePairs
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.exposure.options import ExposureOptions
@@ -33,6 +36,13 @@ def attacker_parts(name: str, field: str) -> tuple[str, str]:
 def make_attack(options: ExposureOptions, encoder: str, decoder: str, seed: int) -> ExposureAttack:
     """An unfitted attacker with the study's ``attacker`` hyperparameters."""
     return ExposureAttack(encoder, decoder, seed=seed, **options.attacker.model_dump())
+
+
+def blind_baselines(options: ExposureOptions, parts: dict[str, ExposurePairs]) -> dict[str, dict]:
+    """The popularity and exposed-item baselines (Tables 3-6) under both candidate sets, on the
+    attacker's vocabulary of the training pairs: ``candidates -> baseline -> metric -> value``."""
+    vocab = Vocabulary.from_pairs(parts["train"], options.attacker.vocab)
+    return {c: evaluate_baselines(vocab, parts["train"], parts["test"], options.ks, c) for c in CANDIDATES}
 
 
 def train_and_score(attack: ExposureAttack, parts: dict[str, ExposurePairs], ks: Sequence[int]) -> dict[str, Any]:

@@ -3,8 +3,8 @@ the blind baselines at k and k*M and, for MIND / Zhihu, the paper's numbers besi
 slate sweep (Figs. 6-7), the protection table and privacy-utility curves (Figs. 8-13), and the
 checks against the paper's claims.
 
-The paper's numbers are data (``papers/000/reference.yaml``, read through
-``experiments.reference``): row ``<dataset>/<encoder>`` of the table of the decoder.
+The paper's numbers are data (``papers/000/reference.yaml``), put beside ours by the kit's
+comparator (``experiments.kit.compare``): row ``<dataset>/<encoder>`` of the table of the decoder.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from recprivacy.experiments.exposure.checks import sweep_checks
 from recprivacy.experiments.exposure.options import ExposureOptions
 from recprivacy.experiments.exposure.pairs import ExposureData
 from recprivacy.experiments.exposure.protection import FLOOR, judge_rows
-from recprivacy.experiments.reference import reference
+from recprivacy.experiments.kit.compare import Place, compare
 from recprivacy.experiments.results import Results
 from recprivacy.report.figures import line_plot
 
@@ -85,14 +85,20 @@ def attack_tables(results: Results, options: ExposureOptions, runs: dict, baseli
     return names
 
 
+def paper_place(source: str, encoder: str, decoder: str, metric: str) -> Place:
+    """Where paper 000 prints ``metric`` of ``encoder`` + ``decoder`` on ``source`` (MIND, Zhihu):
+    the table of the decoder, row ``<source>/<encoder>``."""
+    return PAPER_TABLE_OF[decoder], f"{source}/{encoder}", metric
+
+
 def _paper_table(results: Results, source: str, models: list, runs: dict) -> str:
     """Ours under the authors' candidate set beside the paper's Tables 3-6 (MIND / Zhihu)."""
+    cells = [(e, d, m) for e, d in models for m in ("recall@10", "ndcg@10", "mrr@10")]
     rows = []
-    for e, d in models:
-        paper = reference("000").row(PAPER_TABLE_OF[d], f"{source}/{e}")
-        for m in ("recall@10", "ndcg@10", "mrr@10"):
-            ours = mean_std(runs, (e, d), "user_log", m)[0]
-            rows.append([d, e, m, paper[m], ours, (ours - paper[m]) / paper[m]])
+    for c in compare(cells, "000", lambda cell: paper_place(source, *cell)):
+        e, d, m = c.ours
+        ours = mean_std(runs, (e, d), "user_log", m)[0]
+        rows.append([d, e, m, c.paper, ours, (ours - c.paper) / c.paper])
     return results.add_table(f"exposure-paper-{source}", ["decoder", "encoder", "metric", "paper", "ours (user log)", "relative gap"],
                              rows, "Ours under the authors' candidate set (user's logged items) beside Tables 3-6")  # fmt: skip
 

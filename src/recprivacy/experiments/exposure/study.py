@@ -24,9 +24,8 @@ which hold; :mod:`.render` lays out the tables and figures.
 
 from __future__ import annotations
 
-from recprivacy.attacks.exposure import Vocabulary, evaluate_baselines
 from recprivacy.config import Config
-from recprivacy.experiments.exposure.cells import CANDIDATES
+from recprivacy.experiments.exposure.cells import blind_baselines
 from recprivacy.experiments.exposure.checks import attack_checks, protection_checks
 from recprivacy.experiments.exposure.grid import ExposureGrid, gather, study_cells
 from recprivacy.experiments.exposure.options import ExposureOptions
@@ -61,8 +60,7 @@ def run_exposure(config: Config, options: ExposureOptions, bench: Bench | None =
     tables, figures, checks = [data_table(results, data, parts)], [], []
     text = [data_text(data, options, parts)]
     if "attack" in options.experiments:
-        vocab = Vocabulary.from_pairs(parts["train"], options.attacker.vocab)
-        baselines = {c: evaluate_baselines(vocab, parts["train"], parts["test"], options.ks, c) for c in CANDIDATES}
+        baselines = blind_baselines(options, parts)
         tables += attack_tables(results, options, got.runs, baselines, data.source)
         checks += attack_checks(got.runs, baselines)
         attack_metrics(results, got.runs, baselines)

@@ -15,8 +15,8 @@ uniform) and, for models with a feature user tower, the trivial zero-column rule
 (attacker ``zero-column``, component ``user``; digest §3.5, G22): it reads which one-hot column
 of ΔE_U is non-zero, and misses only clients whose whole ΔE_U is zero (``zero_update_share``).
 ``attack_inputs``: ``zscore`` (G12, the default) or ``raw``, the ablation that feeds the
-attackers the unscaled ΔΘ; ``fused_adam``: the DNN attacker uses PyTorch's fused Adam (about
-2x faster, not bitwise equal to the default). Every split and attacker is seeded by its split
+attackers the unscaled ΔΘ; ``fused_adam``: the DNN attacker uses PyTorch's fused Adam (faster,
+not bitwise equal to the default; docs/decisions.md, "Attack cost"). Every split and attacker is seeded by its split
 seed, so a cell measures the same whichever cells of its group ran before it.
 """
 

@@ -1,28 +1,29 @@
 """The numbers paper 004 reports, looked up so our tables can show them beside ours.
 
 The numbers themselves are data: ``recprivacy/papers/004/reference.yaml`` (digest §9, read
-through ``experiments.reference``). Tables II-V cover FedRec only; Table VI covers FedLightGCN
-and FedNCF at ζ = 0.1.
+through the kit's comparator ``experiments.kit.compare``); this module says where in the paper
+each of our cells sits. Tables II-V cover FedRec only; Table VI covers FedLightGCN and FedNCF at
+ζ = 0.1.
 """
 
 from __future__ import annotations
 
-from recprivacy.experiments.reference import reference
+from recprivacy.experiments.kit.compare import Place, paper_row, paper_value
 
-
-def _paper(table: str, row: str, column: str) -> float | None:
-    return reference("004").value(table, row, column)
+PAPER = "004"
 
 
 def paper_f1(dataset: str, model: str, method: str, attribute: str, zeta: float) -> float | None:
     """The paper's DNN (AIA) F1 for a cell (papers/004/reference.yaml, digest §9): Table II for
     FedRec (Table V's AIA column for APM on ml-100k at ζ = 0.3), Table VI (ζ = 0.1 only) for the others."""
+    places: list[Place] = []
     if model == "fedrec":
-        f1 = _paper("Table II", f"{dataset}/{attribute}/{method}", f"zeta={zeta}")
-        if f1 is None and (dataset, method) == ("ml-100k", "apm"):
-            return _paper("Table V", f"{attribute}/zeta={zeta}", "dnn")
-        return f1
-    return _paper("Table VI", f"{dataset}/{model}/{method}", attribute) if zeta == 0.1 else None
+        places.append(("Table II", f"{dataset}/{attribute}/{method}", f"zeta={zeta}"))
+        if (dataset, method) == ("ml-100k", "apm"):
+            places.append(("Table V", f"{attribute}/zeta={zeta}", "dnn"))
+    elif zeta == 0.1:
+        places.append(("Table VI", f"{dataset}/{model}/{method}", attribute))
+    return paper_value(PAPER, places)
 
 
 def paper_by_attacker(dataset: str, model: str, method: str, attribute: str, zeta: float = 0.1) -> dict[str, float]:
@@ -31,12 +32,12 @@ def paper_by_attacker(dataset: str, model: str, method: str, attribute: str, zet
     if model != "fedrec":
         return {}
     if zeta == 0.1:
-        return reference("004").row("Table IV", f"{dataset}/{attribute}/{method}")
-    return reference("004").row("Table V", f"{attribute}/zeta={zeta}") if (dataset, method) == ("ml-100k", "apm") else {}
+        return paper_row(PAPER, "Table IV", f"{dataset}/{attribute}/{method}")
+    return paper_row(PAPER, "Table V", f"{attribute}/zeta={zeta}") if (dataset, method) == ("ml-100k", "apm") else {}
 
 
 def paper_hit20(dataset: str, model: str, method: str) -> float | None:
     """The paper's Hit@20: Table III for FedRec (APM and the FixRec variants), Table VI for the others."""
     if model == "fedrec":
-        return _paper("Table III", f"{dataset}/{method}", "hit@20")
-    return _paper("Table VI", f"{dataset}/{model}/{method}", "hit@20")
+        return paper_value(PAPER, ("Table III", f"{dataset}/{method}", "hit@20"))
+    return paper_value(PAPER, ("Table VI", f"{dataset}/{model}/{method}", "hit@20"))

@@ -1,6 +1,8 @@
 """The numbers paper 001 reports (digest §8), looked up so our results can sit beside them.
 
-The numbers themselves are data: ``recprivacy/papers/001/reference.yaml`` (``experiments.reference``).
+The numbers themselves are data (``recprivacy/papers/001/reference.yaml``), read through the kit's
+comparator (``experiments.kit.compare``); this module only says where each of our results sits in
+the paper: the table, row and column of the number it is compared with.
 
 Every attack number in the paper is its "AUC", which the authors' code computes from hard
 predictions as ``(1 + TPR − FPR) / 2``: a balanced accuracy at the 0.5 threshold, compared here
@@ -17,7 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from recprivacy.experiments.reference import PaperReference, reference
+from recprivacy.experiments.kit.compare import paper_table, paper_value
+
+PAPER = "001"
 
 PAPER_DATASET = {"ml-1m": "ml-1m", "ml-100k": "ml-1m", "s3rec-beauty": "ADM", "s3rec-lastfm": "lf-2k"}
 ALGORITHM_KEYS = {"itemcf": "I", "lfm": "L", "neumf": "N", "ncf": "N"}
@@ -25,10 +29,6 @@ ALGORITHM_KEYS = {"itemcf": "I", "lfm": "L", "neumf": "N", "ncf": "N"}
 ASSUMPTION_TABLES = {"ADM": "Table 3", "lf-2k": "Table 4", "ml-1m": "Table 5"}
 #: paper dataset -> its K-Means table (the MLP rows of Tables 6-7 equal Tables 4-5)
 KMEANS_TABLES = {"lf-2k": "Table 6", "ml-1m": "Table 7"}
-
-
-def _reference() -> PaperReference:
-    return reference("001")
 
 
 def paper_dataset(dataset: str) -> str | None:
@@ -42,43 +42,44 @@ def algorithm_key(algorithm: str) -> str | None:
 
 def hit_rate(dataset: str, role: str, algorithm: str) -> float | None:
     """Table 2: HR@100 of the ``role`` ("shadow" or "target") recommender."""
-    return _reference().value("Table 2", f"{paper_dataset(dataset) or ''}/{role}", algorithm_key(algorithm) or "")
+    return paper_value(PAPER, ("Table 2", f"{paper_dataset(dataset) or ''}/{role}", algorithm_key(algorithm) or ""))
 
 
 def assumption_value(dataset: str, shadow_algorithm: str, target_algorithm: str) -> float | None:
     """Tables 3-5 value for a same-dataset setting (None when the paper has no such cell)."""
     table = ASSUMPTION_TABLES.get(paper_dataset(dataset) or "", "")
     s, t = algorithm_key(shadow_algorithm), algorithm_key(target_algorithm)
-    return _reference().value(table, s, t) if s and t else None
+    return paper_value(PAPER, (table, s, t) if s and t else None)
 
 
 def assumption_mean(dataset: str) -> float | None:
     """Mean of the dataset's whole Tables 3-5 grid (None when the paper has no such table)."""
-    cells = _reference().entries(ASSUMPTION_TABLES.get(paper_dataset(dataset) or "", ""))
-    return float(np.mean([v for _, _, v in cells])) if cells else None
+    table = paper_table(PAPER, ASSUMPTION_TABLES.get(paper_dataset(dataset) or "", ""))
+    return float(np.mean([v for row in table.values() for v in row.values()])) if table else None
 
 
 def cross_dataset_value(shadow: str, shadow_algorithm: str, target: str, target_algorithm: str) -> float | None:
     """Figure 6 (Assumption III) value stated in the text, arguments as paper dataset and letter."""
-    return _reference().value("Figure 6", f"{shadow}/{shadow_algorithm}", f"{target}/{target_algorithm}")
+    return paper_value(PAPER, ("Figure 6", f"{shadow}/{shadow_algorithm}", f"{target}/{target_algorithm}"))
 
 
 def kmeans_value(dataset: str, target_algorithm: str) -> float | None:
     """Tables 6-7: the K-Means baseline against ``target_algorithm``."""
     table = KMEANS_TABLES.get(paper_dataset(dataset) or "", "")
-    return _reference().value(table, "K-Means", algorithm_key(target_algorithm) or "")
+    return paper_value(PAPER, (table, "K-Means", algorithm_key(target_algorithm) or ""))
 
 
 def mimi_points() -> dict[tuple[int, int], float]:
     """Figure 9 (MIMI on ml-1m): the end points the text states, ``(k, l) -> "AUC"``."""
-    return {(int(k.removeprefix("k=")), int(n.removeprefix("l="))): v for k, n, v in _reference().entries("Figure 9")}
+    return {(int(k.removeprefix("k=")), int(n.removeprefix("l="))): v
+            for k, row in paper_table(PAPER, "Figure 9").items() for n, v in row.items()}
 
 
 def shadow_size_value(fraction: float) -> float | None:
     """§3.4: "AUC" on LLLL with the shadow dataset cut to ``fraction`` of its size."""
-    return _reference().value("Section 3.4", "lf-2k/L", f"shadow_fraction={float(fraction)}")
+    return paper_value(PAPER, ("Section 3.4", "lf-2k/L", f"shadow_fraction={float(fraction)}"))
 
 
 def defense_after(dataset: str, algorithm: str) -> float | None:
     """Figure 12: "AUC" after Popularity Randomization (alpha 0.1), where the text states it."""
-    return _reference().value("Figure 12", f"{paper_dataset(dataset) or ''}/{algorithm_key(algorithm) or ''}", "alpha=0.1")
+    return paper_value(PAPER, ("Figure 12", f"{paper_dataset(dataset) or ''}/{algorithm_key(algorithm) or ''}", "alpha=0.1"))
