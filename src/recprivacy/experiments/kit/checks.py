@@ -5,8 +5,9 @@ A rule names a ``metric`` and selects the summaries of it whose setting contains
 ``says`` is the claim in words. It is one of four kinds (``docs/kit.md`` has an example of each):
 
 * **one cell**: each selected summary's ``mean`` (default), interval ``low`` or ``high`` (``on``)
-  against ``at_least`` and/or ``at_most`` (inclusive); ``at_largest: L`` keeps only the selected
-  cells at the largest ``L`` among them.
+  against ``at_least``/``at_most`` (inclusive) and ``above``/``below`` (strict); the other kinds
+  may add these bounds too. ``at_largest: L`` keeps only the selected cells at the largest ``L``
+  among them.
 * **one against others**: ``more_than``, ``less_than`` (strict), ``no_less_than`` or
   ``no_more_than`` (inclusive) name entries to replace, ``{decoder: point}``: the summary is
   compared with each summary of the metric whose setting is its own with those entries replaced
@@ -17,12 +18,12 @@ A rule names a ``metric`` and selects the summaries of it whose setting contains
   summary of the metric whose setting contains every ``against`` entry: strictly above (below),
   or with ``times: t`` at least t times it (at most 1/t of it). One verdict per rule.
 * **a curve over a key** (``over: N``): the selected summaries grouped by their setting without
-  ``N``, each group one curve in increasing ``N``: ``peaks_at: 10`` (the largest value is at
-  N = 10; judged only with points on both sides of 10), ``non_increasing``/``non_decreasing``
+  ``N``, each group one curve in increasing ``N`` with ``min_points`` points or more (default and
+  least 2): ``peaks_at: 10`` (the largest value is at N = 10; judged only with points on both
+  sides of 10), ``non_increasing``/``non_decreasing``
   (no step rises/falls), ``rises`` (the last point above the first), ``varies_less_than:
   {decoder: [gru, lstm]}`` (the curve's range, largest minus smallest value, is below that of
-  every curve over the same N with those entries replaced). A curve needs two points; the
-  conditions given must all hold.
+  every curve over the same N with those entries replaced); the conditions given must all hold.
 
 A NaN value (``aggregate``'s "not resolvable") is never judged. ``apply_rules`` gives one
 :class:`Verdict` per judged summary or curve, or one verdict with ``passed=None`` for a rule that
@@ -68,11 +69,13 @@ def read_rules(path: Path) -> dict[str, list[Rule]]:
 
 
 #: the keys each kind of rule may have besides ``COMMON`` (module docstring)
-KINDS = {"one cell": ("at_least", "at_most"), "one against others": (*THAN, "offset", "at_least", "at_most"),
-         "the best of a set": ("best", "against", "times", "at_least", "at_most"), "a curve": ("over", *CURVE)}  # fmt: skip
+BOUNDS = ("at_least", "at_most", "above", "below")
+KINDS = {"one cell": BOUNDS, "one against others": (*THAN, "offset", *BOUNDS), "the best of a set": ("best", "against", "times", *BOUNDS),
+         "a curve": ("over", "min_points", *CURVE)}  # fmt: skip
 COMMON = ("metric", "says", "where", "unless", "on", "at_largest", "counts", "shows")
 TYPES = {**dict.fromkeys(("metric", "says", "counts", "shows", "over", "at_largest"), (str, "text")),
-         **dict.fromkeys(("at_least", "at_most", "offset", "times", "peaks_at"), (int | float, "a number")),
+         **dict.fromkeys((*BOUNDS, "offset", "times", "peaks_at"), (int | float, "a number")),
+         "min_points": (int, "a whole number"),
          **dict.fromkeys(MAPPINGS, (dict, "a mapping of setting keys to values")),
          **dict.fromkeys(("non_increasing", "non_decreasing", "rises"), (bool, "true or false"))}  # fmt: skip
 
@@ -81,7 +84,9 @@ def _rule(item: Any, where: str) -> Rule:
     """One validated rule: known keys of the right types, one kind with what it needs."""
     if not isinstance(item, dict):
         raise DataError(f"{where}: expected a mapping with keys {', '.join(RULE_KEYS)}, got {item!r}")
-    unknown = sorted(set(item) - set(RULE_KEYS))
+    if True in item:
+        raise DataError(f"{where}: a key reads as true: YAML reads an unquoted on (or yes) as true; write \"on\": ...")
+    unknown = sorted(set(map(str, item)) - set(RULE_KEYS))
     if unknown:
         raise DataError(f"{where}: unknown key(s) {', '.join(unknown)}; expected {', '.join(RULE_KEYS)}")
     for key, (kind, text) in TYPES.items():
@@ -96,9 +101,9 @@ def _rule(item: Any, where: str) -> Rule:
     _check_template(item.get("shows"), where)
     than = next((k for k in THAN if k in item), None)
     return Rule(item["metric"], item["says"], dict(item.get("where", {})), dict(item.get("unless", {})), item.get("on", "mean"),
-                item.get("at_least"), item.get("at_most"), item.get("at_largest"), than, dict(item[than]) if than else {},
+                item.get("at_least"), item.get("at_most"), item.get("above"), item.get("below"), item.get("at_largest"), than, dict(item[than]) if than else {},
                 float(item.get("offset", 0.0)), item.get("best"), dict(item.get("against", {})), item.get("times"), item.get("over"),
-                {k: item[k] for k in CURVE if item.get(k, False) is not False}, item.get("counts", "settings"), item.get("shows"))  # fmt: skip
+                item.get("min_points", 2), {k: item[k] for k in CURVE if item.get(k, False) is not False}, item.get("counts", "settings"), item.get("shows"))  # fmt: skip
 
 
 def _check_kind(item: dict, where: str) -> None:
@@ -112,9 +117,9 @@ def _check_kind(item: dict, where: str) -> None:
     if stray:
         raise DataError(f"{where}: {', '.join(stray)}: not for {kind} rules")
     mappings = [k for k in MAPPINGS if k in item and k not in ("where", "unless") and not item[k]]
-    need = {"one cell": "a number in at_least and/or at_most", "the best of a set": "against",
+    need = {"one cell": "a number in at_least, at_most, above or below", "the best of a set": "against",
             "a curve": "one of " + ", ".join(CURVE)}.get(kind)  # fmt: skip
-    present = {"one cell": "at_least" in item or "at_most" in item, "the best of a set": "against" in item,
+    present = {"one cell": any(k in item for k in BOUNDS), "the best of a set": "against" in item,
                "a curve": any(item.get(k, False) is not False for k in CURVE)}.get(kind, True)  # fmt: skip
     if mappings or not present:
         empty = f", not an empty {', '.join(mappings)}" if mappings else ""

@@ -108,11 +108,11 @@ def curves(key: str, summaries: Sequence[Summary]) -> dict[str, Curve]:
 
 
 def _curves(rule: Rule, selected: list[Summary], summaries: Sequence[Summary]) -> list[Verdict]:
-    """Each curve of the selected summaries over ``rule.over`` with two points or more."""
+    """Each curve of the selected summaries over ``rule.over`` with ``rule.min_points`` points or more."""
     every = curves(rule.over, list(_index(rule, summaries).values()))
     verdicts = []
     for setting, points in curves(rule.over, selected).values():
-        if len(points) > 1:
+        if len(points) >= max(rule.min_points, 2):
             facts = _curve_facts(rule, setting, points, every)
             if facts is not None:
                 verdicts.append(Verdict(rule, points[-1], facts["last"], facts.pop("passed"), None, setting, facts))

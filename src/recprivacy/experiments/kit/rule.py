@@ -18,8 +18,8 @@ SIDES = ("mean", "low", "high")
 THAN = ("more_than", "less_than", "no_less_than", "no_more_than")
 CURVE = ("peaks_at", "non_increasing", "non_decreasing", "rises", "varies_less_than")
 MAPPINGS = ("where", "unless", "against", *THAN, "varies_less_than")
-RULE_KEYS = ("metric", "where", "unless", "on", "at_least", "at_most", "at_largest", *THAN, "offset", "best", "against",
-             "times", "over", *CURVE, "counts", "says", "shows")  # fmt: skip
+RULE_KEYS = ("metric", "where", "unless", "on", "at_least", "at_most", "above", "below", "at_largest", *THAN, "offset", "best", "against",
+             "times", "over", "min_points", *CURVE, "counts", "says", "shows")  # fmt: skip
 FACTS = ("k", "n", "value", "other", "others_low", "others_high", "ratio", "first", "last", "spread", "curve")
 Filter = Mapping[str, Scalar | list[Scalar]]
 
@@ -40,6 +40,8 @@ class Rule:
     on: str = "mean"
     at_least: float | None = None
     at_most: float | None = None
+    above: float | None = None
+    below: float | None = None
     at_largest: str | None = None
     than: str | None = None
     replace: Filter = field(default_factory=dict)
@@ -48,6 +50,7 @@ class Rule:
     against: Filter = field(default_factory=dict)
     times: float | None = None
     over: str | None = None
+    min_points: int = 2
     curve: Mapping[str, Any] = field(default_factory=dict)
     counts: str = "settings"
     shows: str | None = None
@@ -58,8 +61,9 @@ class Rule:
                 and not any(fits(setting, {k: v}) for k, v in self.unless.items()))  # fmt: skip
 
     def within(self, value: float) -> bool:
-        """Whether ``value`` lies within ``at_least`` and ``at_most``."""
-        return (self.at_least is None or value >= self.at_least) and (self.at_most is None or value <= self.at_most)
+        """Whether ``value`` meets the bounds: ``at_least``/``at_most`` inclusive, ``above``/``below`` strict."""
+        return ((self.at_least is None or value >= self.at_least) and (self.at_most is None or value <= self.at_most)
+                and (self.above is None or value > self.above) and (self.below is None or value < self.below))  # fmt: skip
 
 
 @dataclass(frozen=True)
