@@ -118,3 +118,19 @@ def test_a_claim_naming_a_key_the_setting_lacks_is_an_error():
         rows([{"metric": "auc", "at_least": 0, "says": "{dec} is positive"}], summaries((0.1, {"code": "x"})))
     with pytest.raises(DataError, match="shows names 'value', which a row of 2 verdicts lacks"):
         rows([{"metric": "auc", "at_least": 0, "says": "positive", "shows": "{value}"}], summaries((0.1, {"c": 1}), (0.2, {"c": 2})))
+
+
+def test_above_and_below_are_strict_where_at_least_and_at_most_are_not():
+    found = summaries((0.0, {"c": "zero"}), (0.1, {"c": "some"}))
+    rule = {"metric": "auc", "says": "{c}", "counts": "cells"}
+    assert rows([{**rule, "above": 0}], found) == [["zero", False, "0 of 1 cells"], ["some", True, "1 of 1 cells"]]
+    assert [r[1] for r in rows([{**rule, "at_least": 0}], found)] == [True, True]
+    assert [r[1] for r in rows([{**rule, "below": 0.1}], found)] == [True, False]
+
+
+def test_times_scales_the_other_cell_in_a_one_against_others_rule():
+    found = summaries((18.9, {"m": "dip", "ds": "a"}), (21.2, {"m": "sr", "ds": "a"}), (12.7, {"m": "dip", "ds": "b"}), (14.1, {"m": "sr", "ds": "b"}))
+    rule = {"metric": "auc", "where": {"m": "dip"}, "no_less_than": {"m": "sr"}, "times": 0.9, "says": "{ds} keeps 90%",
+            "shows": "{ratio:.3f}"}  # fmt: skip
+    # a: 18.9 < 0.9 x 21.2 = 19.08; b: 12.7 >= 0.9 x 14.1 = 12.69
+    assert rows([rule], found) == [["a keeps 90%", False, "0.892"], ["b keeps 90%", True, "0.901"]]

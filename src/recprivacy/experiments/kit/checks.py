@@ -11,8 +11,9 @@ A rule names a ``metric`` and selects the summaries of it whose setting contains
 * **one against others**: ``more_than``, ``less_than`` (strict), ``no_less_than`` or
   ``no_more_than`` (inclusive) name entries to replace, ``{decoder: point}``: the summary is
   compared with each summary of the metric whose setting is its own with those entries replaced
-  (``{replacement: [popularity, batch_popularity]}``: with each present), plus ``offset``
-  (``no_less_than: {method: ldp}, offset: -0.005``: at most 0.005 below LDP's). A summary with no
+  (``{replacement: [popularity, batch_popularity]}``: with each present), times ``times`` plus
+  ``offset`` (``no_less_than: {method: ldp}, offset: -0.005``: at most 0.005 below LDP's;
+  ``times: 0.9``: at least 90% of it). A summary with no
   such other cell, or that is it, is not judged.
 * **the best of a set** (``best: max`` or ``min``): the best selected summary against the best
   summary of the metric whose setting contains every ``against`` entry: strictly above (below),
@@ -70,7 +71,7 @@ def read_rules(path: Path) -> dict[str, list[Rule]]:
 
 #: the keys each kind of rule may have besides ``COMMON`` (module docstring)
 BOUNDS = ("at_least", "at_most", "above", "below")
-KINDS = {"one cell": BOUNDS, "one against others": (*THAN, "offset", *BOUNDS), "the best of a set": ("best", "against", "times", *BOUNDS),
+KINDS = {"one cell": BOUNDS, "one against others": (*THAN, "times", "offset", *BOUNDS), "the best of a set": ("best", "against", "times", *BOUNDS),
          "a curve": ("over", "min_points", *CURVE)}  # fmt: skip
 COMMON = ("metric", "says", "where", "unless", "on", "at_largest", "counts", "shows")
 TYPES = {**dict.fromkeys(("metric", "says", "counts", "shows", "over", "at_largest"), (str, "text")),

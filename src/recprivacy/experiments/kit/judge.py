@@ -59,10 +59,12 @@ def replaced(setting: dict[str, Scalar], entries: Filter) -> list[dict[str, Scal
     return [s for s in out if s != setting]
 
 
-def _compared(rule: Rule, value: float, others: list[float], op: Callable[[float, float], bool], nearest: Callable) -> dict:
-    """The facts of a comparison of ``value`` with each of ``others`` (not empty)."""
+def _compared(value: float, others: list[float], op: Callable[[float, float], bool], nearest: Callable, times: float = 1.0,
+              offset: float = 0.0) -> dict:  # fmt: skip
+    """The facts of a comparison of ``value`` with each of ``others`` (not empty), each scaled
+    by ``times`` and moved by ``offset``."""
     other = nearest(others)
-    return {"passed": all(op(value, o + rule.offset) for o in others), "value": value, "other": other,
+    return {"passed": all(op(value, times * o + offset) for o in others), "value": value, "other": other,
             "others_low": min(others), "others_high": max(others), "ratio": value / max(other, 1e-12)}  # fmt: skip
 
 
@@ -73,7 +75,8 @@ def _against_others(rule: Rule, summary: Summary, index: dict[str, Summary]) -> 
         return None
     op = OPS[rule.than]
     nearest = max if rule.than in ("more_than", "no_less_than") else min
-    facts = _compared(rule, _value(rule, summary), [_value(rule, s) for s in found], op, nearest)
+    times = 1.0 if rule.times is None else rule.times
+    facts = _compared(_value(rule, summary), [_value(rule, s) for s in found], op, nearest, times, rule.offset)
     other = nearest(found, key=lambda s: _value(rule, s))
     return Verdict(rule, summary, facts["value"], facts.pop("passed") and rule.within(facts["value"]), other, summary.setting, facts)
 
@@ -138,7 +141,7 @@ def _curve_facts(rule: Rule, setting: dict[str, Scalar], points: list[Summary], 
         spreads = [max(v) - min(v) for v in _other_curves(rule, setting, xs, every)]
         if not spreads:
             return None
-        facts.update(_compared(rule, facts["spread"], spreads, operator.lt, min))
+        facts.update(_compared(facts["spread"], spreads, operator.lt, min))
         held.append(facts.pop("passed"))
     return {**facts, "passed": all(held)}
 
