@@ -5,7 +5,8 @@
 * :mod:`.store`: ``RecordStore``, the run folder's ``records.jsonl`` (a rerun skips stored cells);
 * :mod:`.executor`: ``InProcess`` and ``RayExecutor``; :mod:`.bench`: ``Bench`` runs a grid;
 * :mod:`.aggregate`: ``aggregate(records, by=...)`` (mean, sample sd, t interval over seeds);
-* :mod:`.compare`: summaries beside a paper's numbers; :mod:`.checks`: rules as data (``read_rules``, ``apply_rules``, ``tally``).
+* :mod:`.compare`: summaries beside a paper's numbers; :mod:`.checks`: rules as data (``read_rules``, ``apply_rules``, ``tally``),
+  with :mod:`.rule` (``Rule``, ``Verdict``) and :mod:`.judge` (how each kind of rule judges).
 
 ``docs/kit.md`` shows how a study is written on the kit.
 """

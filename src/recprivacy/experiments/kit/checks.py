@@ -53,6 +53,18 @@ from recprivacy.experiments.kit.aggregate import Summary
 from recprivacy.experiments.kit.judge import judge
 from recprivacy.experiments.kit.rule import CURVE, FACTS, MAPPINGS, RULE_KEYS, SIDES, THAN, Rule, Verdict
 
+BOUNDS = ("at_least", "at_most", "above", "below")
+#: the keys each kind of rule may have besides ``COMMON`` (module docstring)
+KINDS = {"one cell": BOUNDS, "one against others": (*THAN, "times", "offset", *BOUNDS), "the best of a set": ("best", "against", "times", *BOUNDS),
+         "a curve": ("over", "min_points", *CURVE)}  # fmt: skip
+COMMON = ("metric", "says", "where", "unless", "on", "at_largest", "counts", "shows")
+TYPES = {**dict.fromkeys(("metric", "says", "counts", "shows", "over", "at_largest"), (str, "text")),
+         **dict.fromkeys((*BOUNDS, "offset", "times", "peaks_at"), (int | float, "a number")),
+         "min_points": (int, "a whole number"),
+         **dict.fromkeys(MAPPINGS, (dict, "a mapping of setting keys to values")),
+         **dict.fromkeys(("non_increasing", "non_decreasing", "rises"), (bool, "true or false"))}  # fmt: skip
+
+
 def load_rules(items: Sequence[Any], source: str = "checks") -> list[Rule]:
     """Rules from a list of mappings (module docstring)."""
     return [_rule(item, f"{source}[{n}]") for n, item in enumerate(items)]
@@ -67,18 +79,6 @@ def read_rules(path: Path) -> dict[str, list[Rule]]:
     if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
         raise DataError("expected a mapping of part names to lists of rules", path)
     return {str(part): load_rules(items, f"{path}: {part}") for part, items in data.items()}
-
-
-#: the keys each kind of rule may have besides ``COMMON`` (module docstring)
-BOUNDS = ("at_least", "at_most", "above", "below")
-KINDS = {"one cell": BOUNDS, "one against others": (*THAN, "times", "offset", *BOUNDS), "the best of a set": ("best", "against", "times", *BOUNDS),
-         "a curve": ("over", "min_points", *CURVE)}  # fmt: skip
-COMMON = ("metric", "says", "where", "unless", "on", "at_largest", "counts", "shows")
-TYPES = {**dict.fromkeys(("metric", "says", "counts", "shows", "over", "at_largest"), (str, "text")),
-         **dict.fromkeys((*BOUNDS, "offset", "times", "peaks_at"), (int | float, "a number")),
-         "min_points": (int, "a whole number"),
-         **dict.fromkeys(MAPPINGS, (dict, "a mapping of setting keys to values")),
-         **dict.fromkeys(("non_increasing", "non_decreasing", "rises"), (bool, "true or false"))}  # fmt: skip
 
 
 def _rule(item: Any, where: str) -> Rule:
@@ -101,10 +101,10 @@ def _rule(item: Any, where: str) -> Rule:
     _check_kind(item, where)
     _check_template(item.get("shows"), where)
     than = next((k for k in THAN if k in item), None)
-    return Rule(item["metric"], item["says"], dict(item.get("where", {})), dict(item.get("unless", {})), item.get("on", "mean"),
-                item.get("at_least"), item.get("at_most"), item.get("above"), item.get("below"), item.get("at_largest"), than, dict(item[than]) if than else {},
-                float(item.get("offset", 0.0)), item.get("best"), dict(item.get("against", {})), item.get("times"), item.get("over"),
-                item.get("min_points", 2), {k: item[k] for k in CURVE if item.get(k, False) is not False}, item.get("counts", "settings"), item.get("shows"))  # fmt: skip
+    plain = {k: item[k] for k in ("on", *BOUNDS, "at_largest", "offset", "best", "times", "over", "min_points", "counts", "shows") if k in item}
+    return Rule(item["metric"], item["says"], where=dict(item.get("where", {})), unless=dict(item.get("unless", {})), than=than,
+                replace=dict(item[than]) if than else {}, against=dict(item.get("against", {})),
+                curve={k: item[k] for k in CURVE if item.get(k, False) is not False}, **plain)  # fmt: skip
 
 
 def _check_kind(item: dict, where: str) -> None:
