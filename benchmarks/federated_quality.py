@@ -5,8 +5,9 @@ time and appends each finished run to a JSON-lines file, so the long benchmark s
 interruptions (``--resume`` skips what is done). A seed changes the initialisation, the client
 sampling, the noise and the attack round (the leave-one-out split itself is fixed). The summary
 prints, per config, the Table II layout (DNN weighted F1 per ζ, Hit@20), the Tables IV / V
-layout (by attacker and ζ) and the acceptance checks of issue 7 / the digest's reproduction
-targets, all with the paper's numbers beside ours, and writes ``benchmarks/out/federated_quality.json``.
+layout (by attacker and ζ), all with the paper's numbers beside ours, and the acceptance checks
+of issue 7 / the digest's reproduction targets (the rules of ``papers/004/checks.yaml``, judged
+by the study kit on the runs' measurements), and writes ``benchmarks/out/federated_quality.json``.
 
 Usage::
 
@@ -31,6 +32,7 @@ import json
 import platform
 import time
 from datetime import datetime, timezone
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +43,8 @@ from scipy import stats
 from recprivacy.config import load_config
 from recprivacy.experiments.federated.options import METHOD_LABELS
 from recprivacy.experiments.federated.paper import paper_by_attacker, paper_f1, paper_hit20
+from recprivacy.experiments.kit import Measurement, Rule, aggregate, apply_rules, measurements, read_rules, tally
+from recprivacy.experiments.reference import paper_file
 from recprivacy.experiments.runner import run_study
 from recprivacy.io import write_text_atomic
 from recprivacy.metrics.summary import format_mean_sd, mean_sd
@@ -52,7 +56,6 @@ DEFAULT_CONFIGS = ["configs/federated/ml-100k-table2.yaml", "configs/federated/m
 ATTACKERS = ["dnn", "tree", "svc", "knn"]
 COMPONENTS = ["all", "user", "item", "mlp", "mlp1", "mlp2"]
 ORDER = ["none", "fedmf", "fdpmf", "fgerai", "fgerai_nl", "gaussian", "ldp", "fixrec_max", "fixrec_min", "apm"]
-HIT_TOLERANCE = 0.005  # "equal Hit@20": within this of the baseline's mean
 
 
 def run_one(config_path: str, method: str, seed: int, data_dir: str | None, overrides: list[str]) -> dict:
@@ -104,7 +107,7 @@ def summarise(records: list[dict]) -> dict:
             }
         dims = sorted({int(k.split("/")[0][2:]) for c in cells.values() for k in c["metrics"] if k.startswith("d=")})
         out[config] = {"dataset": dataset, "model": model, "dims": dims, "methods": cells,
-                       "checks": checks(dataset, model, cells) + growth_checks(runs, cells, dims), "paired": paired(runs)}
+                       "checks": checks(runs), "paired": paired(runs)}
     return out
 
 
@@ -163,126 +166,85 @@ def pool(records: list[dict], configs: list[str]) -> list[dict]:
     return list(chosen.values())
 
 
-def _f1(cells: dict, method: str, attribute: str) -> float | None:
-    """Mean DNN weighted F1 of ``method`` at ζ = 0.1, d = 64 (the acceptance's cell)."""
-    cell = cells.get(method, {}).get("metrics", {}).get(f"d=64/{attribute}/zeta=0.1/dnn/all/weighted_f1_mean")
-    return None if cell is None else cell["mean"]
-
-
-def _hit(cells: dict, method: str) -> float | None:
-    """Mean Hit@20 of ``method`` at d = 64."""
-    cell = cells.get(method, {}).get("metrics", {}).get("d=64/hit@20")
-    return None if cell is None else cell["mean"]
-
-
 def _zetas(*cells: dict) -> list[float]:
     """The ζ values the DNN attack ran at (d = 64) in any of ``cells``."""
     return sorted({float(k.split("zeta=")[1].split("/")[0]) for c in cells for k in c["metrics"]
                    if k.startswith("d=64/") and "/dnn/all/" in k})
 
 
-def _check(name: str, values: dict, ok: bool | None, paper: str = "") -> dict:
-    return {"check": name, "values": values, "status": "n/a" if ok is None else "PASS" if ok else "FAIL", "paper": paper}
+def parse_metric(key: str) -> tuple[dict, str]:
+    """A record's metric key as (setting, metric): ``d=64/hit@20`` -> ({d: 64}, hit@20);
+    ``d=64/gender/zeta=0.1/dnn/all/weighted_f1_mean`` -> ({d, attribute, zeta, attacker, part},
+    weighted_f1_mean)."""
+    d, *rest = key.split("/")
+    if len(rest) == 5:
+        attribute, zeta, attacker, part, metric = rest
+        return {"d": int(d[2:]), "attribute": attribute, "zeta": float(zeta[5:]), "attacker": attacker, "part": part}, metric
+    return {"d": int(d[2:])}, "/".join(rest)
 
 
-def checks(dataset: str, model: str, cells: dict) -> list[dict]:
-    """Issue 7's acceptance criteria and the digest's reproduction targets (§9) that the
-    methods present allow; ``n/a`` where a method is missing. For FedLightGCN / FedNCF the
-    paper's numbers are Table VI's."""
+#: the metrics whose per-seed rise along a curve the growth rules judge (papers/004/checks.yaml)
+RISING = ("weighted_f1_mean", "accuracy_mean", "hit@20")
+MIN_RISE_SEEDS = 3  # the rise's interval is judged only where this many seeds ran both ends
+
+
+def federated_measurements(runs: list[dict]) -> list[Measurement]:
+    """Each run's metrics as kit measurements, setting ``{source: ours, dataset, model, method}``
+    with the key's coordinates (``parse_metric``), and the paper's DNN F1 beside them
+    (``source: paper``), as ``papers/004/checks.yaml`` describes."""
+    found = []
+    for r in runs:
+        base = {"source": "ours", "dataset": r["dataset"], "model": r.get("model", "fedrec"), "method": r["method"]}
+        for key, value in r["metrics"].items():
+            setting, metric = parse_metric(key)
+            found += measurements("004", "federated", {**base, **setting}, r["seed"], {metric: value})
+    cells = {(m.setting["dataset"], m.setting["model"], m.setting["method"], m.setting["attribute"], m.setting["zeta"])
+             for m in found if m.metric == "weighted_f1_mean" and m.setting.get("attacker") == "dnn"}  # fmt: skip
+    for dataset, model, method, attribute, zeta in sorted(cells):
+        paper = paper_f1(dataset, model, method, attribute, zeta)
+        if paper is not None:
+            setting = {"source": "paper", "dataset": dataset, "model": model, "method": method, "d": 64, "attribute": attribute,
+                       "zeta": zeta, "attacker": "dnn", "part": "all"}  # fmt: skip
+            found += measurements("004", "federated", setting, 0, {"weighted_f1_mean": paper})
+    return found + rises(found)
+
+
+def rises(found: list[Measurement]) -> list[Measurement]:
+    """``<metric> rise``: per seed, the value at the last point of each curve over ζ and over d
+    minus that at the first, setting the curve's with ``over`` and ``points`` (how many the curve
+    has); only where ``MIN_RISE_SEEDS``
+    seeds or more ran both ends (below that the old paired t-test was not applied either)."""
     out = []
-    for attribute in ("gender", "age"):
-        ours, floor = _f1(cells, "none", attribute), paper_f1(dataset, model, "none", attribute, 0.1)
-        out.append(_check(f"Pure {model} DNN weighted F1 ({attribute}, ζ=0.1) >= paper", {"ours": ours, "paper": floor},
-                          None if ours is None or floor is None else ours >= floor))
-        for baseline in ("ldp", "gaussian"):
-            f_apm, f_b = _f1(cells, "apm", attribute), _f1(cells, baseline, attribute)
-            h_apm, h_b = _hit(cells, "apm"), _hit(cells, baseline)
-            known = None not in (f_apm, f_b, h_apm, h_b)
-            out.append(_check(
-                f"APM F1 < {METHOD_LABELS[baseline]} F1 at equal or better Hit@20 ({attribute}, ζ=0.1)",
-                {"apm_f1": f_apm, "baseline_f1": f_b, "apm_hit20": h_apm, "baseline_hit20": h_b},
-                None if not known else f_apm < f_b and h_apm >= h_b - HIT_TOLERANCE,
-                f"paper: APM {_paper(paper_f1(dataset, model, 'apm', attribute, 0.1))}, "
-                f"{METHOD_LABELS[baseline]} {_paper(paper_f1(dataset, model, baseline, attribute, 0.1))}"
-                + ("" if model == "fedrec" else "; digest §9 target 3")))  # fmt: skip
-        chain = ["apm", "ldp", "gaussian", "gerai", "none", "fdpmf"]
-        values = {m: _f1(cells, m, attribute) for m in ("apm", "ldp", "gaussian", "fgerai", "fgerai_nl", "none", "fdpmf")}
-        gerai = [v for v in (values["fgerai"], values["fgerai_nl"]) if v is not None]
-        ordered = {"apm": values["apm"], "ldp": values["ldp"], "gaussian": values["gaussian"],
-                   "gerai": (min(gerai), max(gerai)) if gerai else None, "none": values["none"], "fdpmf": values["fdpmf"]}
-        for lo, hi in zip(chain, chain[1:]):
-            a, b = ordered[lo], ordered[hi]
-            a_top = a[1] if isinstance(a, tuple) else a
-            b_low = b[0] if isinstance(b, tuple) else b
-            strict = (lo, hi) not in (("apm", "ldp"), ("ldp", "gaussian"))
-            ok = None if a_top is None or b_low is None else (a_top < b_low if strict else a_top <= b_low)
-            label = {"gerai": "F-GERAI family"}.get
-            out.append(_check(f"target 1 ({attribute}): {label(lo, METHOD_LABELS.get(lo, lo))} {'<' if strict else '<='} "
-                              f"{label(hi, METHOD_LABELS.get(hi, hi))}", {lo: a, hi: b}, ok, "digest §9 target 1"))
-        fg, nl = values["fgerai"], values["fgerai_nl"]
-        out.append(_check(f"F-GERAI F1 < F-GERAI-NL F1 ({attribute})", {"fgerai": fg, "fgerai_nl": nl},
-                          None if fg is None or nl is None else fg < nl, "paper Table II claim"))
-    h = {m: _hit(cells, m) for m in ("apm", "fixrec_min", "fixrec_max")}
-    out.append(_check("target 2: APM Hit@20 ≈ FixRec-min >> FixRec-max", h,
-                      None if None in h.values() else abs(h["apm"] - h["fixrec_min"]) <= 0.01 and h["apm"] > h["fixrec_max"] + 0.01,
-                      "paper Table III"))
-    hits = {m: _hit(cells, m) for m in ("fgerai", "fgerai_nl", "fdpmf", "gaussian", "ldp", "apm")}
-    dp = [v for m, v in hits.items() if m in ("fgerai", "fgerai_nl", "fdpmf") and v is not None]
-    ldp = [v for m, v in hits.items() if m in ("gaussian", "ldp", "apm") and v is not None]
-    out.append(_check("Figure 5: LDP methods' Hit@20 > objective-perturbation methods'", hits,
-                      None if not dp or not ldp else min(ldp) > max(dp), "paper Figure 5 claim"))
+    for key in ("zeta", "d"):
+        curves: dict[tuple, dict[int, dict]] = {}
+        for m in found:
+            if m.metric in RISING and m.setting["source"] == "ours" and key in m.setting:
+                rest = tuple(sorted((k, v) for k, v in m.setting.items() if k != key))
+                curves.setdefault((m.metric, rest), {}).setdefault(m.seed, {})[m.setting[key]] = m.value
+        for (metric, rest), by_seed in curves.items():
+            points = sorted({x for values in by_seed.values() for x in values})
+            ends = {s: v for s, v in by_seed.items() if points[0] in v and points[-1] in v}
+            if len(points) > 1 and len(ends) >= MIN_RISE_SEEDS:
+                for seed, v in ends.items():
+                    setting = {**dict(rest), "over": key, "points": len(points)}
+                    out += measurements("004", "federated", setting, seed, {f"{metric} rise": v[points[-1]] - v[points[0]]})
     return out
 
 
-GROWTH_ALPHA = 0.05  # "grows": the paired t-test of the last point against the first
+@cache
+def paper_rules() -> dict[str, list[Rule]]:
+    """The rules of ``papers/004/checks.yaml`` (``quality``, ``growth``), read once."""
+    return read_rules(paper_file("004", "checks.yaml", "checks"))
 
 
-def _growth(means: dict[str, float], first: list[float], last: list[float], every_step: bool) -> tuple[bool, dict]:
-    """Digest §9 target 4's "grows" (with ζ or with d): the mean over seeds is higher at the last
-    point than at the first and, with ``every_step``, never falls between neighbours; where three
-    or more seeds ran both ends, the paired t-test of last against first must also give
-    p < ``GROWTH_ALPHA``, so a rise inside the seed noise does not pass. Returns the verdict and
-    the values to print."""
-    m = list(means.values())
-    ok = m[-1] > m[0] and (not every_step or all(b >= a for a, b in zip(m, m[1:])))
-    values: dict = dict(means)
-    if len(first) >= 3:
-        d = np.subtract(last, first)
-        values.update(paired_p=_paired_p(last, first), seeds_higher=f"{int((d > 0).sum())} of {len(d)}")
-        ok = ok and values["paired_p"] < GROWTH_ALPHA
-    return ok, values
-
-
-def growth_checks(runs: list[dict], cells: dict, dims: list[int]) -> list[dict]:
-    """Digest §9 target 4 and Figure 7, with ``_growth``: every attacker's F1 grows with ζ
-    (Table V; the DNN only when two ζ ran), the DNN's F1 and the zero-column rule's accuracy at
-    ζ = 0.1 grow with the embedding size d, and Hit@20 is higher at the largest d than at the smallest (the paper: it rises to
-    d = 64 and then flattens, so its steps are not checked)."""
-    by = {(r["method"], r["seed"]): r["metrics"] for r in runs}
-    out = []
-
-    def check(name: str, m: str, labels: list[str], keys: list[str], every_step: bool, paper: str) -> None:
-        cells_m = [cells[m]["metrics"].get(k) for k in keys]
-        if len(keys) < 2 or None in cells_m:
-            return
-        seeds = [s for (mm, s) in by if mm == m and keys[0] in by[(m, s)] and keys[-1] in by[(m, s)]]
-        ok, values = _growth({lab: c["mean"] for lab, c in zip(labels, cells_m)}, [by[(m, s)][keys[0]] for s in seeds],
-                             [by[(m, s)][keys[-1]] for s in seeds], every_step)
-        out.append(_check(f"{name} for {METHOD_LABELS.get(m, m)}", values, ok, paper))
-
-    for m in cells:
-        zetas = _zetas(cells[m])
-        for attribute in ("gender", "age"):
-            for attacker in ATTACKERS if len(zetas) > 2 else ["dnn"]:
-                check(f"target 4 ({attribute}, {attacker}): F1 grows with ζ", m, [f"zeta={z}" for z in zetas],
-                      [f"d=64/{attribute}/zeta={z}/{attacker}/all/weighted_f1_mean" for z in zetas], True,
-                      "digest §9 target 4" + ("; Table V" if len(zetas) > 2 else ""))
-            check(f"target 4 ({attribute}): F1 grows with d", m, [f"d={d}" for d in dims],
-                  [f"d={d}/{attribute}/zeta=0.1/dnn/all/weighted_f1_mean" for d in dims], True, "digest §9 target 4")
-            check(f"target 4 ({attribute}, zero-column rule): accuracy grows with d", m, [f"d={d}" for d in dims],
-                  [f"d={d}/{attribute}/zeta=0.1/zero-column/user/accuracy_mean" for d in dims], True, "digest §9 target 4")
-        check("Figure 7: Hit@20 grows with d", m, [f"d={d}" for d in dims], [f"d={d}/hit@20" for d in dims], False, "paper Figure 7")
-    return out
+def checks(runs: list[dict]) -> dict:
+    """Issue 7's acceptance and the digest's targets (§9) on one config's runs: the rules of
+    ``papers/004/checks.yaml`` applied by the study kit; ``unjudged`` counts the rules the
+    methods present give nothing to judge (a method missing)."""
+    summaries = aggregate(federated_measurements(runs))
+    verdicts = [v for rules in paper_rules().values() for v in apply_rules(rules, summaries)]
+    rows = [{"check": says, "status": "PASS" if holds else "FAIL", "evidence": evidence} for says, holds, evidence in tally(verdicts)]
+    return {"rows": rows, "unjudged": sum(v.passed is None for v in verdicts)}
 
 
 def _fmt(stat: dict | None) -> str:
@@ -327,11 +289,10 @@ def print_summary(summary: dict) -> None:
             metric = {"hit@20": "Hit@20", "zero-column": "zero-column accuracy"}.get(q["attacker"], f"{q['attacker']} weighted F1")
             print(f"Paired {q['pair']} ({q['attribute']}, {metric}, seeds {q['seeds']}): "
                   f"{q['mean_difference']:+.3f}, p = {q['p_value']:.2f}, lower in {q['seeds_lower']} of {len(q['seeds'])}")
-        missing = sum(ch["status"] == "n/a" for ch in s["checks"])
-        print(f"Checks (issue 7 acceptance, digest §9 targets; {missing} more need methods this config did not run):")
-        for ch in (c for c in s["checks"] if c["status"] != "n/a"):
-            vals = ", ".join(f"{k}={_short(v)}" for k, v in ch["values"].items())
-            print(f"  [{ch['status']:>4}] {ch['check']}: {vals}" + (f"  ({ch['paper']})" if ch["paper"] else ""))
+        print(f"Checks (papers/004/checks.yaml: issue 7 acceptance, digest §9 targets; {s['checks']['unjudged']} more need "
+              "methods, seeds or points this config did not run):")  # fmt: skip
+        for ch in s["checks"]["rows"]:
+            print(f"  [{ch['status']}] {ch['check']}: {ch['evidence']}")
 
 
 def print_components(cells: dict, zeta: float) -> None:
@@ -356,14 +317,6 @@ def print_dims(cells: dict, dims: list[int]) -> None:
         for d in dims:
             f1 = [_fmt(c["metrics"].get(f"d={d}/{a}/zeta=0.1/dnn/all/weighted_f1_mean")) for a in ("gender", "age")]
             print(f"{METHOD_LABELS.get(m, m):<18}{d:>5}{_fmt(c['metrics'].get(f'd={d}/hit@20')):>16}{f1[0]:>16}{f1[1]:>16}")
-
-
-def _short(v: object) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, tuple | list):
-        return "(" + ", ".join(_short(x) for x in v) + ")"
-    return f"{v:.3f}" if isinstance(v, float) else str(v)
 
 
 def main() -> None:

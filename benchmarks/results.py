@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from recprivacy.experiments.kit import Summary, apply_rules, read_rules, tally
 from recprivacy.experiments.kit.compare import paper_value
+from recprivacy.experiments.reference import paper_file
 from recprivacy.io import write_text_atomic
 from recprivacy.report.tables import markdown_table
 
@@ -57,6 +60,24 @@ def paper_text(value: float | None, note: str = "", digits: int = 3, unit: str =
 
 def headline(rows: list[list[str]]) -> str:
     return markdown_table({"columns": HEADLINE, "rows": rows})
+
+
+def recorded(setting: dict, metric: str, mean: float, n: int, sd: float = math.nan, interval: dict | None = None) -> Summary:
+    """A record's mean (sd, ``interval`` {low, high}) over ``n`` seeds as a study-kit summary, for
+    the claims; without an interval recorded it is NaN (a rule on it judges nothing)."""
+    low, high = (interval["low"], interval["high"]) if interval else (math.nan, math.nan)
+    return Summary(setting, metric, "", mean, sd, n, low, high, ())
+
+
+def claims(paper: str, summaries: list[Summary]) -> str:
+    """The paper's headline claims (``papers/<paper>/checks.yaml``) judged by the study kit on the
+    records' summaries: one row per claim with its verdict and evidence; a claim the records give
+    nothing to judge says so."""
+    verdicts = [v for rules in read_rules(paper_file(paper, "checks.yaml", "checks")).values() for v in apply_rules(rules, summaries)]
+    rows = [[says, "yes" if holds else "no", evidence] for says, holds, evidence in tally(verdicts)]
+    rows += [[v.rule.says, "not judged", "the records hold nothing it reads"] for v in verdicts if v.passed is None]
+    return "\n\n".join([f"### The paper's claims on these records ([papers/{paper}/checks.yaml](src/recprivacy/papers/{paper}/checks.yaml))",
+                         markdown_table({"columns": ["claim", "holds", "evidence"], "rows": rows})])  # fmt: skip
 
 
 def read_text(path: Path) -> str:
@@ -179,7 +200,7 @@ def membership(records: Path) -> str:
     return "\n\n".join([
         "## Membership inference + popularity randomization (paper 001)", headline(rows),
         "The paper's \"AUC\" is a balanced accuracy at the 0.5 threshold, so it sits beside our balanced accuracy; "
-        "ROC AUC is ours. " + provenance(main, MEMBERSHIP_FILES[0]),
+        "ROC AUC is ours. " + provenance(main, MEMBERSHIP_FILES[0]), claims("001", membership_summaries(main, data["summary"])),
         "### Assumption I (shadow and target of the same algorithm), 5 seeds", membership_main_table(main),
         f"### Served vs paper protocol on ml-100k ({link(MEMBERSHIP_FILES[1])})",
         f"{meta['seeds']} seeds, {meta['references']} reference models, measured {meta['date']} on {meta['machine']}; "
@@ -189,6 +210,18 @@ def membership(records: Path) -> str:
                                   f"[{s['auc']['low']:.3f}, {s['auc']['high']:.3f}]", f"{s['tpr@1%fpr']['value']:.3f}"]
                                  for s in data["summary"]]}),
         *transcribed_tables(records, MEMBERSHIP_FILES[2])])  # fmt: skip
+
+
+def membership_summaries(main: list[dict], protocols: list[dict]) -> list[Summary]:
+    """What ``papers/001/checks.yaml`` reads: Assumption I's ROC AUC and balanced accuracy per
+    dataset and target, and each attack's and statistic's ROC AUC per target and protocol."""
+    out = []
+    for r in main:
+        setting = {"dataset": r["dataset"], "assumption": r["assumption"], "target": r["target"]}
+        out += [recorded(setting, "roc auc", r["roc_auc"]["mean"], r["seeds"], r["roc_auc"]["sd"]),
+                recorded(setting, "balanced accuracy", r["balanced_accuracy"], r["seeds"])]  # fmt: skip
+    return out + [recorded({k: s[k] for k in ("algorithm", "protocol", "kind", "name")}, "roc auc", s["auc"]["value"], s["seeds"],
+                           s.get("auc_sd", math.nan), s["auc"]) for s in protocols]  # fmt: skip
 
 
 def membership_extended_rows(records: list[dict]) -> list[list[str]]:
@@ -352,11 +385,17 @@ def dipsgnn(records: Path) -> str:
     rows = [dipsgnn_row(ml1m[m], ml1m["SRGNN"], name) for m in ("DIPSGNN", "SRGNN", "EdgeRand", "DPMF_imp", "DPSGD", "DIPSGNN_legacy")]
     parts = ["## DIPSGNN: differentially private sequential recommendation (paper 002)", headline(rows),
              "Recall@20 x100 over all items, history not masked; the composed ε is the whole run's, from the paper's "
-             "per-forward-pass ε2 = 5. " + provenance(list(ml1m.values()), name)]
+             "per-forward-pass ε2 = 5. " + provenance(list(ml1m.values()), name), claims("002", dipsgnn_summaries(rs))]
     for dataset in dict.fromkeys(r["dataset"] for r in rs):
         parts += [f"### Table 2 on {dataset}", dipsgnn_table([r for r in rs if r["dataset"] == dataset])]
     parts += [part for extra in DIPSGNN_TRANSCRIBED for part in transcribed_tables(records, extra)]
     return "\n\n".join(parts)
+
+
+def dipsgnn_summaries(records: list[dict]) -> list[Summary]:
+    """Each Table 2 record's metrics (x100, mean ± sd over its seeds), setting {dataset, method}."""
+    return [recorded({"dataset": r["dataset"], "method": r["method"]}, metric, cell["mean"], r["seeds"], cell["sd"])
+            for r in records for metric, cell in r["metrics"].items()]  # fmt: skip
 
 
 def dipsgnn_paper(record: dict, metric: str = "recall@20") -> float | None:
@@ -402,10 +441,27 @@ def upcsdg(records: Path) -> str:
     return "\n\n".join([
         "## UPC-SDG: privacy-controllable synthetic data (paper 003)", headline(rows),
         "\"+\" is k = 0.2, γ = 0.9; \"−\" is k = 0.8, γ = 0.1. Measured with the soft γ cap (before issue 29). "
-        + provenance(rs, name), "### Recall@20 kept, % of the original (history masked in brackets)", upcsdg_retained(rs),
+        + provenance(rs, name), claims("003", upcsdg_summaries(rs)),
+        "### Recall@20 kept, % of the original (history masked in brackets)", upcsdg_retained(rs),
         "### Table 3: BPR-MF Recall@20 at γ = 0.9 by k (ours / paper, Office)", upcsdg_table3(rs),
         "### Privacy grid on Amazon Musical Instruments (BPR-MF)", upcsdg_grid(rs),
         *transcribed_tables(records, "upcsdg_diagnostics.jsonl")])  # fmt: skip
+
+
+def upcsdg_summaries(records: list[dict]) -> list[Summary]:
+    """The records as the summaries ``papers/003/checks.yaml`` reads: Recall@20 kept by each
+    release, Table 3's Recall@20 by k, and the privacy grid's similarity and recovery by k and γ."""
+    out = []
+    for r in records:
+        base, n = {"dataset": r["dataset"]}, r["seeds"]
+        if r["table"] == "retained":
+            out += [recorded({**base, "model": r["model"], "release": s}, "kept %", r["retained_pct"][s], n) for s in ("+", "-")]
+        elif r["table"] == "Table 3":
+            out += [recorded({**base, "variant": r["variant"], "k": float(k)}, "bpr recall@20", v, n) for k, v in r["bpr_recall@20_by_k"].items()]
+        elif r["table"] == "privacy grid":
+            for metric, key in (("mean f_sim", "mean_f_sim_by_gamma"), ("recovery recall@10", "recovery_recall@10_by_gamma")):
+                out += [recorded({**base, "k": float(r["k"]), "gamma": float(g)}, metric, v, n) for g, v in r[key].items()]
+    return out
 
 
 def upcsdg_privacy_row(record: dict, name: str) -> list[str]:

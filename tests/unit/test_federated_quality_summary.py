@@ -1,5 +1,7 @@
-"""The summary of ``benchmarks/federated_quality.py``: the acceptance verdicts and paired
-comparisons that BENCHMARKS.md quotes, on hand-made run records."""
+"""The summary of ``benchmarks/federated_quality.py`` on hand-made run records: the paired
+comparisons, the printed layouts, and the run records turned into the measurements that
+``papers/004/checks.yaml`` judges (the paper's numbers beside ours, per-seed rises); the rules
+themselves are tested on measurements in ``test_federated_checks.py``."""
 
 from __future__ import annotations
 
@@ -25,8 +27,12 @@ def record(method: str, seed: int, gender: float, age: float, hit: float, model:
 
 
 def verdict(summary: dict, config: str, text: str) -> str:
-    [check] = [c for c in summary[config]["checks"] if c["check"] == text]
+    [check] = [c for c in summary[config]["checks"]["rows"] if c["check"] == text]
     return check["status"]
+
+
+def checks(summary: dict, config: str) -> dict[str, dict]:
+    return {c["check"]: c for c in summary[config]["checks"]["rows"]}
 
 
 def test_records_without_a_model_are_fedrec_and_use_table_ii(fq) -> None:
@@ -45,16 +51,18 @@ def test_table_vi_models_are_checked_against_table_vi(fq) -> None:
     config = "cfg-fedlightgcn"
     assert verdict(summary, config, "Pure fedlightgcn DNN weighted F1 (gender, ζ=0.1) >= paper") == "FAIL"
     assert verdict(summary, config, "Pure fedlightgcn DNN weighted F1 (age, ζ=0.1) >= paper") == "PASS"  # 0.60 >= 0.594
-    # APM below LDP on gender at Hit@20 within 0.005 of LDP's (0.071 vs 0.075): pass; on age APM is above: fail
-    gender = "APM F1 < FedNews / +LDP F1 at equal or better Hit@20 (gender, ζ=0.1)"
+    # APM below LDP on gender, above on age; its Hit@20 within 0.005 of LDP's (0.071 vs 0.075)
+    gender = "APM F1 < FedNews / +LDP F1 (gender, ζ=0.1)"
     assert verdict(summary, config, gender) == "PASS"
     assert verdict(summary, config, gender.replace("gender", "age")) == "FAIL"
+    assert verdict(summary, config, "APM Hit@20 equal to or better than FedNews / +LDP's (at most 0.005 below)") == "PASS"
 
 
 def test_apm_below_the_baseline_fails_when_it_costs_hit20(fq) -> None:
     runs = [record("ldp", 0, 0.60, 0.47, 0.080, "fedncf"), record("apm", 0, 0.55, 0.40, 0.070, "fedncf")]
-    text = "APM F1 < FedNews / +LDP F1 at equal or better Hit@20 (gender, ζ=0.1)"
-    assert verdict(fq.summarise(runs), "cfg-fedncf", text) == "FAIL"
+    summary = fq.summarise(runs)
+    assert verdict(summary, "cfg-fedncf", "APM F1 < FedNews / +LDP F1 (gender, ζ=0.1)") == "PASS"
+    assert verdict(summary, "cfg-fedncf", "APM Hit@20 equal to or better than FedNews / +LDP's (at most 0.005 below)") == "FAIL"
 
 
 def test_paired_differences_match_a_hand_computed_t_test(fq) -> None:
@@ -91,8 +99,8 @@ def test_dims_sweep_is_detected_and_printed(fq, capsys) -> None:
     summary = fq.summarise(runs)
     assert summary["cfg-fedrec"]["dims"] == [16, 128]
     # seed 0 is the only one at d = 128: gender 0.62 > mean 0.59 at d = 16, Hit@20 0.12 > 0.105
-    assert verdict(summary, "cfg-fedrec", "target 4 (gender): F1 grows with d for APM (ours)") == "PASS"
-    assert verdict(summary, "cfg-fedrec", "Figure 7: Hit@20 grows with d for APM (ours)") == "PASS"
+    assert verdict(summary, "cfg-fedrec", "target 4 (gender): F1 grows with d for apm") == "PASS"
+    assert verdict(summary, "cfg-fedrec", "Figure 7: Hit@20 grows with d for apm") == "PASS"
     fq.print_summary(summary)
     out = capsys.readouterr().out
     assert "Figure 7 layout" in out
@@ -117,7 +125,7 @@ def test_table_v_checks_every_attacker_from_the_smallest_to_the_largest_zeta(fq,
             for attribute in ("gender", "age"):
                 run["metrics"][f"d=64/{attribute}/zeta={zeta}/{attacker}/all/weighted_f1_mean"] = value
     summary = fq.summarise([run])
-    text = "target 4 (gender, {}): F1 grows with ζ for APM (ours)"
+    text = "target 4 (gender, {}): F1 grows with ζ for apm"
     assert verdict(summary, "cfg-None", text.format("dnn")) == "PASS"
     assert verdict(summary, "cfg-None", text.format("tree")) == "FAIL"  # 0.54 at ζ = 0.3 < 0.56 at ζ = 0.1
     assert verdict(summary, "cfg-None", text.format("knn")) == "FAIL"  # level: 0.60 = 0.60
@@ -132,8 +140,8 @@ def test_two_zetas_check_the_dnn_only(fq) -> None:
     run["metrics"]["d=64/gender/zeta=0.2/dnn/all/weighted_f1_mean"] = 0.54
     run["metrics"]["d=64/gender/zeta=0.1/tree/all/weighted_f1_mean"] = 0.5
     run["metrics"]["d=64/gender/zeta=0.2/tree/all/weighted_f1_mean"] = 0.6
-    checks = [c["check"] for c in fq.summarise([run])["cfg-None"]["checks"] if c["check"].startswith("target 4")]
-    assert checks == ["target 4 (gender, dnn): F1 grows with ζ for FedNews / +LDP"]
+    found = [c for c in checks(fq.summarise([run]), "cfg-None") if c.startswith("target 4")]
+    assert found == ["target 4 (gender, dnn): F1 grows with ζ for ldp"]  # one seed: no rise to test
 
 
 def test_zero_column_rule_and_hit20_are_paired_too(fq) -> None:
@@ -176,7 +184,7 @@ def test_pool_refuses_unknown_configs_and_different_protocols(fq) -> None:
         fq.pool(runs, ["t2", "t3"])
 
 
-def test_growth_needs_every_step_up_and_a_paired_test_over_three_seeds(fq) -> None:
+def test_growth_needs_every_step_up_and_a_rise_beyond_the_seed_noise_over_three_seeds(fq) -> None:
     series = {  # per seed, F1 at ζ = 0.1 / 0.2 / 0.3
         "dnn": [(0.60, 0.63, 0.66), (0.62, 0.64, 0.65), (0.58, 0.60, 0.63)],  # up on every seed
         "tree": [(0.58, 0.57, 0.60), (0.59, 0.58, 0.60), (0.57, 0.56, 0.58)],  # dips at ζ = 0.2
@@ -190,16 +198,16 @@ def test_growth_needs_every_step_up_and_a_paired_test_over_three_seeds(fq) -> No
                 for attribute in ("gender", "age"):
                     run["metrics"][f"d=64/{attribute}/zeta={zeta}/{attacker}/all/weighted_f1_mean"] = value
         runs.append(run)
-    checks = {c["check"]: c for c in fq.summarise(runs)["cfg-None"]["checks"]}
-    text = "target 4 (gender, {}): F1 grows with ζ for APM (ours)"
-    dnn = checks[text.format("dnn")]
-    assert dnn["status"] == "PASS" and dnn["values"]["seeds_higher"] == "3 of 3"
-    assert dnn["values"]["paired_p"] == pytest.approx(stats.ttest_rel([0.66, 0.65, 0.63], [0.60, 0.62, 0.58]).pvalue)
-    assert checks[text.format("tree")]["status"] == "FAIL"  # 0.5833 at ζ = 0.3 > 0.58, but 0.57 at ζ = 0.2
-    knn = checks[text.format("knn")]  # means 0.603 -> 0.610 -> 0.617 rise at every step, but p = 0.66
-    assert knn["values"]["zeta=0.3"] > knn["values"]["zeta=0.2"] > knn["values"]["zeta=0.1"]
-    assert knn["status"] == "FAIL" and knn["values"]["paired_p"] == pytest.approx(0.659, abs=0.001)
-    assert checks[text.format("svc")]["status"] == "FAIL" and math.isnan(checks[text.format("svc")]["values"]["paired_p"])
+    found = checks(fq.summarise(runs), "cfg-None")
+    grows, beyond = "target 4 (gender, {}): F1 grows with ζ for apm", "target 4 (gender, {}): the rise of F1 with ζ for apm is beyond the seed noise"
+    assert found[grows.format("dnn")]["status"] == found[beyond.format("dnn")]["status"] == "PASS"
+    # the rise is beyond the noise exactly where the paired t-test of the ends gives p < 0.05
+    assert stats.ttest_rel([0.66, 0.65, 0.63], [0.60, 0.62, 0.58]).pvalue < 0.05
+    assert found[grows.format("tree")]["status"] == "FAIL"  # 0.5833 at ζ = 0.3 > 0.58, but 0.57 at ζ = 0.2
+    # knn: means 0.603 -> 0.610 -> 0.617 rise at every step, but the seeds disagree (p = 0.66)
+    assert found[grows.format("knn")]["status"] == "PASS" and found[beyond.format("knn")]["status"] == "FAIL"
+    assert stats.ttest_rel([0.66, 0.58, 0.61], [0.60, 0.61, 0.60]).pvalue == pytest.approx(0.659, abs=0.001)
+    assert found[grows.format("svc")]["status"] == found[beyond.format("svc")]["status"] == "FAIL"  # level on every seed
 
 
 def test_a_malformed_runs_line_is_named_by_file_and_line(fq, tmp_path) -> None:
@@ -223,9 +231,12 @@ def test_zero_column_rule_over_d_needs_every_step_up(fq) -> None:
             run["metrics"][f"d={dim}/gender/zeta=0.1/zero-column/user/accuracy_mean"] = g
             run["metrics"][f"d={dim}/age/zeta=0.1/zero-column/user/accuracy_mean"] = a
         runs.append(run)
-    checks = {c["check"]: c for c in fq.summarise(runs)["cfg-fedrec"]["checks"]}
-    text = "target 4 ({}, zero-column rule): accuracy grows with d for APM (ours)"
-    assert checks[text.format("gender")]["status"] == "FAIL"
-    assert checks[text.format("gender")]["values"]["seeds_higher"] == "3 of 3"
-    assert checks[text.format("age")]["status"] == "PASS"
-    assert checks[text.format("age")]["values"]["paired_p"] == pytest.approx(stats.ttest_rel([0.36, 0.35, 0.37], [0.30, 0.29, 0.32]).pvalue)
+    found = checks(fq.summarise(runs), "cfg-fedrec")
+    grows = "target 4 ({}, zero-column rule): accuracy grows with d for apm"
+    beyond = "target 4 ({}, zero-column rule): the rise of accuracy with d for apm is beyond the seed noise"
+    assert found[grows.format("gender")]["status"] == "FAIL"
+    # gender's ends rise on all three seeds (0.02, 0.04, 0.05), but the 95% t interval's low end is
+    # 0.0367 - 4.303 * 0.0153 / sqrt(3) = -0.0013
+    assert found[beyond.format("gender")]["evidence"] == "95% t interval of the per-seed rise starts at -0.001"
+    assert found[grows.format("age")]["status"] == found[beyond.format("age")]["status"] == "PASS"
+    assert stats.ttest_rel([0.36, 0.35, 0.37], [0.30, 0.29, 0.32]).pvalue < 0.05

@@ -228,7 +228,7 @@ def test_read_rules_gives_named_parts_and_names_the_file_in_errors(tmp_path):
     parts = read_rules(path)
     assert list(parts) == ["attack", "sweep"] and parts["attack"][0].at_least == 0.5
     path.write_text("attack:\n  - {metric: auc, says: no bound}\n")
-    with pytest.raises(DataError, match=r"checks.yaml: attack\[0\]: expected a number"):
+    with pytest.raises(DataError, match=r"checks.yaml: attack\[0\]: expected a number in at_least"):
         read_rules(path)
     path.write_text("- {metric: auc, at_least: 0.5, says: x}\n")
     with pytest.raises(DataError, match="expected a mapping of part names to lists of rules"):
@@ -236,10 +236,10 @@ def test_read_rules_gives_named_parts_and_names_the_file_in_errors(tmp_path):
 
 
 @pytest.mark.parametrize(("rule", "message"), [
-    ({"metric": "auc", "says": "x"}, r"checks\[0\]: expected a number in at_least and/or at_most"),
+    ({"metric": "auc", "says": "x"}, r"checks\[0\]: expected a number in at_least, at_most, above or below"),
     ({"metric": "auc", "says": "x", "at_least": 0.5, "on": "median"}, "on: expected one of mean, low, high"),
-    ({"metric": "auc", "says": "x", "at_least": 0.5, "above": 1}, "unknown key"),
-    ({"metric": "auc", "says": "x", "more_than": {"d": 1}, "less_than": {"d": 2}}, "one non-empty mapping in more_than or less_than"),
+    ({"metric": "auc", "says": "x", "at_least": 0.5, "beyond": 1}, "unknown key"),
+    ({"metric": "auc", "says": "x", "more_than": {"d": 1}, "less_than": {"d": 2}}, "expected one kind of rule, got more_than, less_than together"),
     ({"metric": "auc", "says": "x", "more_than": "point"}, "more_than: expected a mapping"),
 ])  # fmt: skip
 def test_bad_rules_are_one_line_errors(rule, message):

@@ -6,7 +6,8 @@
 * :mod:`.executor`: ``InProcess`` and ``RayExecutor``; :mod:`.bench`: ``Bench`` runs a grid;
 * :mod:`.aggregate`: ``aggregate(records, by=...)`` (mean, sample sd, t interval over seeds);
 * :mod:`.compare`: our results beside a paper's numbers (``compare``, ``paper_value``, ``paper_row``, ``paper_table``);
-* :mod:`.checks`: rules as data (``read_rules``, ``apply_rules``, ``tally``).
+* :mod:`.checks`: rules as data (``read_rules``, ``apply_rules``, ``tally``), with :mod:`.rule`
+  (``Rule``, ``Verdict``) and :mod:`.judge` (how each kind of rule judges).
 
 ``docs/kit.md`` shows how a study is written on the kit.
 """
