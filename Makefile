@@ -22,8 +22,10 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/recprivacy audit --out runs
 
+# one worker per core (pytest-xdist); a test file's tests stay on one worker, so its module
+# fixtures are built once
 test: $(STAMP)
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests -n auto --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/recommenders.py

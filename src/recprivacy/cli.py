@@ -210,7 +210,7 @@ def _audit_own(target: Target, base: Config, files: dict[str, Path | None], out:
     results.threads = threads
     run_dir = results.write(output)
     _print_headline(results)
-    Console().print(f"Run written to [bold]{run_dir}[/bold]\nReport: {run_dir / 'report.html'}")
+    Console().print(f"Run written to [bold]{run_dir}[/bold]\nReport: {run_dir / 'report.html'}", soft_wrap=True)
 
 
 @app.command()
@@ -273,7 +273,7 @@ def synthesize(
         _print_rows("Privacy summary", ["", "value"], rows)
         Console().print(f"[bold]{out / 'public'}[/bold]: release this (the synthetic data only).\n"
                         f"[bold]{out / 'private'}[/bold]: keep, it undoes the protection "
-                        "(replacement map, per-user privacy in privacy_per_user.csv).")
+                        "(replacement map, per-user privacy in privacy_per_user.csv).", soft_wrap=True)
 
 
 def _command_config(
@@ -317,7 +317,7 @@ def _execute(config: Config, out: Path | None, resume: Path | None = None, execu
     chosen = None if executor is None else make_executor(executor, ray_address)
     results, run_dir = run_config(config, out, resume=resume, executor=chosen)
     _print_headline(results)
-    Console().print(f"Run written to [bold]{run_dir}[/bold]\nReport: {run_dir / 'report.html'}")
+    Console().print(f"Run written to [bold]{run_dir}[/bold]\nReport: {run_dir / 'report.html'}", soft_wrap=True)
 
 
 def _print_headline(results: Results) -> None:
@@ -374,7 +374,7 @@ def datasets_download(name: Annotated[str, typer.Argument(help="ml-100k or ml-1m
         from recprivacy.data.loaders.download import download_movielens
 
         folder = download_movielens(name)
-        Console().print(f"{name} is in {folder}")
+        Console().print(f"{name} is in {folder}", soft_wrap=True)
 
 
 @app.command()
@@ -385,4 +385,4 @@ def report(run_dir: Annotated[Path, typer.Argument(help="A run folder (holding r
         from recprivacy.report import write_report
 
         paths = write_report(load_results(run_dir).to_document(), run_dir)
-        Console().print(f"Report: {paths['html']}\nMarkdown: {paths['markdown']}")
+        Console().print(f"Report: {paths['html']}\nMarkdown: {paths['markdown']}", soft_wrap=True)
