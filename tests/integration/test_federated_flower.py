@@ -60,7 +60,8 @@ def _tiny_sim(method: str, n_clients: int = 3) -> tuple[FederatedSimulator, Meth
 @pytest.mark.parametrize("method", ["apm", "fgerai", "fdpmf"])
 def test_flower_simulation_engine_equals_the_simulator(method):
     sim, spec_method = _tiny_sim(method)
-    log = run_simulation_engine(app_spec(sim, spec_method, 3, (), False), devices(sim.raw_features, sim.train_csr))
+    # waves of 2 nodes: the 3 sampled devices of a round train in two waves, as in a deployment
+    log = run_simulation_engine(app_spec(sim, spec_method, 3, (), False, wave_size=2), devices(sim.raw_features, sim.train_csr))
     for t in range(1, 4):
         assert np.array_equal(np.sort(sim.run_round().users), log.users[t])
     for name, value in sim.params.items():
