@@ -71,7 +71,7 @@ def test_flower_simulation_engine_equals_the_simulator(method):
 def test_killing_a_supernode_mid_run_fails_the_round_with_a_clear_error(tmp_path: Path):
     sim, method = _tiny_sim("none", n_clients=5)
     spec = app_spec(sim, method, 6, (), False)
-    spec = type(spec)(**{**spec.__dict__, "timeout": 45.0})
+    spec = type(spec)(**{**spec.__dict__, "timeout": 45.0, "wave_size": 2})  # 3 waves: the killed device's times out
     files = write_devices(devices(sim.raw_features, sim.train_csr), tmp_path / "devices")
     start = time.monotonic()
     with LocalFederation(files, tmp_path, timeout=120) as federation:
@@ -177,9 +177,9 @@ def _coat_config(engine: str, users: int):
 def test_coat_study_on_flower_gives_the_simulator_numbers(engine):
     from recprivacy.experiments.runner import run_study
 
-    # a deployment starts a SuperNode process per user: 40 (the acceptance run) needs ~10 GB and
-    # minutes of CPU, so the default is a smaller federation (RECPRIVACY_FLOWER_USERS=40 for the full one)
-    users = 40 if engine == "flower-sim" else int(os.environ.get("RECPRIVACY_FLOWER_USERS", "8"))
+    # the acceptance run: 40 devices (for flower, 40 SuperNode processes; the ServerApp sends each
+    # round in waves of the study's wave_size, 8, so that at most that many ClientApps run at once)
+    users = 40
     expected = run_study(_coat_config("simulator", users)).metrics
     got = run_study(_coat_config(engine, users)).metrics
     assert expected.keys() == got.keys()

@@ -47,8 +47,11 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 def flower_environment(home: Path) -> dict[str, str]:
     """Environment of every Flower process: no telemetry or update check, ``FLWR_HOME`` in
-    ``home`` and this interpreter's scripts first on ``PATH`` (the SuperLink starts helpers)."""
-    env = {**os.environ, **FLOWER_ENV, "FLWR_HOME": str(home)}
+    ``home``, this interpreter's scripts first on ``PATH`` (the SuperLink starts helpers) and,
+    unless the environment says otherwise, one OpenMP thread per process: a device trains a
+    batch of one, and a wave of ClientApps with torch's default threads each oversubscribes
+    the machine's cores."""
+    env = {"OMP_NUM_THREADS": "1", **os.environ, **FLOWER_ENV, "FLWR_HOME": str(home)}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
 
