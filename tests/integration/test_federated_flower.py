@@ -4,7 +4,11 @@ mid-run ends the run with a clear error instead of a hang, leaving no process be
 
 from __future__ import annotations
 
+import json
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -56,7 +60,8 @@ def _tiny_sim(method: str, n_clients: int = 3) -> tuple[FederatedSimulator, Meth
 @pytest.mark.parametrize("method", ["apm", "fgerai", "fdpmf"])
 def test_flower_simulation_engine_equals_the_simulator(method):
     sim, spec_method = _tiny_sim(method)
-    log = run_simulation_engine(app_spec(sim, spec_method, 3, (), False), devices(sim.raw_features, sim.train_csr))
+    # waves of 2 nodes: the 3 sampled devices of a round train in two waves, as in a deployment
+    log = run_simulation_engine(app_spec(sim, spec_method, 3, (), False, wave_size=2), devices(sim.raw_features, sim.train_csr))
     for t in range(1, 4):
         assert np.array_equal(np.sort(sim.run_round().users), log.users[t])
     for name, value in sim.params.items():
@@ -66,7 +71,7 @@ def test_flower_simulation_engine_equals_the_simulator(method):
 def test_killing_a_supernode_mid_run_fails_the_round_with_a_clear_error(tmp_path: Path):
     sim, method = _tiny_sim("none", n_clients=5)
     spec = app_spec(sim, method, 6, (), False)
-    spec = type(spec)(**{**spec.__dict__, "timeout": 45.0})
+    spec = type(spec)(**{**spec.__dict__, "timeout": 45.0, "wave_size": 2})  # 3 waves: the killed device's times out
     files = write_devices(devices(sim.raw_features, sim.train_csr), tmp_path / "devices")
     start = time.monotonic()
     with LocalFederation(files, tmp_path, timeout=120) as federation:
@@ -78,6 +83,54 @@ def test_killing_a_supernode_mid_run_fails_the_round_with_a_clear_error(tmp_path
     assert time.monotonic() - start < 600
     groups = {proc.pid for proc in [federation.superlink, *federation.supernodes]}
     assert _live_processes_in(groups) == []  # nothing a SuperNode started outlives the federation
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_during_a_deployment_stops_every_process_it_started(tmp_path: Path, sig: int):
+    # a study process in its own session, so its group holds what it starts outside the federation (flwr run)
+    script = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); " \
+             f"from test_federated_flower import _deploy_until_signalled; _deploy_until_signalled({str(tmp_path)!r})"
+    study = subprocess.Popen([sys.executable, "-c", script], start_new_session=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        assert _wait_for(tmp_path / "logs" / "run.log", "[ROUND 2/", study), "the run did not reach round 2"
+        study.send_signal(sig)
+        code = study.wait(timeout=120)
+    finally:
+        os.killpg(study.pid, signal.SIGKILL) if study.poll() is None else None
+    groups = set(json.loads((tmp_path / "groups.json").read_text())) | {study.pid}
+    assert code == -sig  # the signal ends the study as it would without a federation (SIGINT: an uncaught KeyboardInterrupt)
+    assert _wait_for_none(groups) == []
+
+
+def _deploy_until_signalled(workdir: str) -> None:
+    """A study's deployment of a long run (2 users, 50 rounds); writes its process groups to
+    ``groups.json`` once the federation is up."""
+    sim, method = _tiny_sim("none", n_clients=2)
+    spec = app_spec(sim, method, 50, (), False)
+    files = write_devices(devices(sim.raw_features, sim.train_csr)[:2], Path(workdir) / "devices")
+    spec = type(spec)(**{**spec.__dict__, "n_users": 2})
+    with LocalFederation(files, Path(workdir), timeout=120) as federation:
+        (Path(workdir) / "groups.json").write_text(json.dumps([proc.pid for proc in federation.processes]))
+        submit(spec, federation.address, Path(workdir), Path(workdir) / "server-log.pt", timeout=600)
+
+
+def _wait_for(log: Path, marker: str, proc: subprocess.Popen, limit: float = 300) -> bool:
+    """Whether ``marker`` appeared in ``log`` (within ``limit`` seconds, while ``proc`` runs)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and proc.poll() is None:
+        if log.exists() and marker in log.read_text(errors="ignore"):
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def _wait_for_none(groups: set[int], limit: float = 10) -> list[str]:
+    """The processes of ``groups`` still running after at most ``limit`` seconds (SIGKILL is
+    delivered asynchronously)."""
+    deadline = time.monotonic() + limit
+    while (live := _live_processes_in(groups)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return live
 
 
 def _live_processes_in(groups: set[int]) -> list[str]:
@@ -96,12 +149,8 @@ def _live_processes_in(groups: set[int]) -> list[str]:
 
 
 def _kill_when(log: Path, marker: str, proc) -> None:
-    deadline = time.monotonic() + 400
-    while time.monotonic() < deadline:
-        if log.exists() and marker in log.read_text(errors="ignore"):
-            proc.kill()
-            return
-        time.sleep(0.5)
+    if _wait_for(log, marker, proc, limit=400):
+        proc.kill()
 
 
 # ------------------------------------------------------------------ the study on a Coat subset
@@ -128,9 +177,9 @@ def _coat_config(engine: str, users: int):
 def test_coat_study_on_flower_gives_the_simulator_numbers(engine):
     from recprivacy.experiments.runner import run_study
 
-    # a deployment starts a SuperNode process per user: 40 (the acceptance run) needs ~10 GB and
-    # minutes of CPU, so the default is a smaller federation (RECPRIVACY_FLOWER_USERS=40 for the full one)
-    users = 40 if engine == "flower-sim" else int(os.environ.get("RECPRIVACY_FLOWER_USERS", "8"))
+    # the acceptance run: 40 devices (for flower, 40 SuperNode processes; the ServerApp sends each
+    # round in waves of the study's wave_size, 8, so that at most that many ClientApps run at once)
+    users = 40
     expected = run_study(_coat_config("simulator", users)).metrics
     got = run_study(_coat_config(engine, users)).metrics
     assert expected.keys() == got.keys()

@@ -60,16 +60,17 @@ def check_engine(engine: str, sim: FederatedSimulator) -> None:
 
 def train_federation(sim: FederatedSimulator, method: Method, rounds: int, eval_every: int, engine: str = "simulator",
                      attack_all: bool = False, superlink: str | None = None, workdir: Path | None = None,
-                     desc: str = "federated rounds") -> Federation:
+                     desc: str = "federated rounds", wave_size: int = 8) -> Federation:
     """Train ``sim``'s federation with ``engine`` (module docstring); ``sim`` holds the data,
     model, defence and seed, and is the engine itself for ``simulator``; the Flower engines
-    rebuild the defence on each device from ``method``."""
+    rebuild the defence on each device from ``method`` and train at most ``wave_size``
+    devices at once (``flower_app.spec.AppSpec``)."""
     check_engine(engine, sim)
     if engine == "simulator":
         return _simulate(sim, rounds, eval_every, attack_all, desc)
     from recprivacy.federated.flower_app.device import devices
     from recprivacy.federated.flower_app.run import run_flower
-    spec = app_spec(sim, method, rounds + 1, eval_rounds(rounds, eval_every), attack_all)
+    spec = app_spec(sim, method, rounds + 1, eval_rounds(rounds, eval_every), attack_all, wave_size)
     with tempfile.TemporaryDirectory(prefix="recprivacy-flower-") as tmp:
         log = run_flower(engine, spec, devices(sim.raw_features, sim.train_csr), workdir or Path(tmp), superlink)
     users = by_workload(log.users[rounds + 1], sim.train_csr)
@@ -89,7 +90,7 @@ class Method:
 
 
 def app_spec(sim: FederatedSimulator, method: Method, rounds: int, snapshot_rounds: tuple[int, ...],
-             attack_all: bool) -> AppSpec:
+             attack_all: bool, wave_size: int = 8) -> AppSpec:
     """The Flower run of ``sim``'s federation (same model, data sizes, training, seed, noise)."""
     from dataclasses import asdict
 
@@ -98,7 +99,7 @@ def app_spec(sim: FederatedSimulator, method: Method, rounds: int, snapshot_roun
     blocks = {a: [int(c) for c in cols] for a, cols in method.blocks.items()}
     return AppSpec(sim.model.name, sim.model.n_items, sim.model.n_features, sim.model.dim, sim.train_csr.shape[0],
                    sim.n_clients, rounds, sim.seed, sim.noise.mode, sim.init_std, asdict(sim.local), method.name,
-                   dict(method.options), blocks, attack_all, snapshot_rounds)
+                   dict(method.options), blocks, attack_all, snapshot_rounds, wave_size=wave_size)
 
 
 def _simulate(sim: FederatedSimulator, rounds: int, eval_every: int, attack_all: bool, desc: str) -> Federation:

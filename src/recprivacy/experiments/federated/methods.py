@@ -101,5 +101,6 @@ def train_method(config: Config, options: FederatedOptions, method: str, train: 
                              objective=baseline and baseline.objective, feature_privacy=baseline and baseline.features,
                              noise=config.noise)  # fmt: skip
     fed = train_federation(sim, Method(method, parts.factory, feats.blocks), options.rounds, options.eval_every, options.engine,
-                           options.attack_clients == "all", options.superlink, desc=f"{options.model} d={dim} {method}")
+                           options.attack_clients == "all", options.superlink, desc=f"{options.model} d={dim} {method}",
+                           wave_size=options.wave_size)
     return TrainedMethod(sim, fed, parts.statement(options, feats, sim.noise))

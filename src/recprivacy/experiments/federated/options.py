@@ -65,6 +65,7 @@ class FederatedOptions(StudyOptions):
     max_users: int | None = Field(None, ge=2)
     engine: Literal["simulator", "flower-sim", "flower"] = "simulator"
     superlink: str | None = None
+    wave_size: int = Field(8, ge=1)  # Flower engines: devices training at once (one ClientApp process each)
 
 
 def factory_options(method: str, options: FederatedOptions) -> dict:

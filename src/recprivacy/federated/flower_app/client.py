@@ -15,28 +15,38 @@ which Flower never sends anywhere.
 file (``device.Device``). ``client_app`` builds one around any way of finding a device's data
 (the simulation engine's virtual nodes use ``partition-id``) and the spec (Flower's
 ``run_simulation`` takes no run config, so the simulation engine hands it over directly).
+
+A SuperNode starts a ClientApp process for every message it receives, so this module imports
+only Flower and the device file at the top: torch, the protocol and the spec (about 2 s of CPU
+on import) are imported by ``train`` when a device trains, and answering the server's
+question costs a process start and Flower alone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 from flwr.app import ArrayRecord, Context, Message, MetricRecord, RecordDict
 from flwr.clientapp import ClientApp
 
 from recprivacy.federated.flower_app.device import Device
-from recprivacy.federated.flower_app.spec import AppSpec
-from recprivacy.federated.protocol import client_features, initial_state, local_update, perturb_uploads
-from recprivacy.privacy.randomness import NoiseSource
+
+if TYPE_CHECKING:  # imported where a device trains (module docstring)
+    import torch
+
+    from recprivacy.federated.flower_app.spec import AppSpec
+    from recprivacy.privacy.randomness import NoiseSource
 
 DeviceOf = Callable[[Context], Device]
-SpecOf = Callable[[Context], AppSpec]
+SpecOf = Callable[[Context], "AppSpec"]
 
 
 def spec_in_run_config(context: Context) -> AppSpec:
     """The run's ``AppSpec`` from the run config key ``spec`` (how a deployment passes it)."""
+    from recprivacy.federated.flower_app.spec import AppSpec
+
     return AppSpec.from_json(str(context.run_config["spec"]))
 
 
@@ -51,6 +61,9 @@ def client_app(device_of: DeviceOf, spec_of: SpecOf = spec_in_run_config) -> Cli
 
     @app.train()
     def train(msg: Message, context: Context) -> Message:
+        from recprivacy.federated.protocol import local_update, perturb_uploads
+        from recprivacy.privacy.randomness import NoiseSource
+
         spec = spec_of(context)
         device = device_of(context)
         round_ = int(msg.content["config"]["round"])
@@ -73,6 +86,10 @@ def client_app(device_of: DeviceOf, spec_of: SpecOf = spec_in_run_config) -> Cli
 def _local_state(context: Context, spec: AppSpec, device: Device, noise: NoiseSource) -> tuple[np.ndarray, dict[str, torch.Tensor]]:
     """The device's features as it holds them (randomised once, on the first round it takes
     part in, by F-GERAI) and its private parameters ``[1, ...]``, kept in ``context.state``."""
+    import torch
+
+    from recprivacy.federated.protocol import client_features, initial_state
+
     if "features" not in context.state:
         model, baseline = spec.federated_model(), spec.baseline()
         users = np.array([device.user])

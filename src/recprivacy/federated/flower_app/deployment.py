@@ -26,6 +26,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,12 +42,16 @@ from recprivacy.federated.flower_app.spec import AppSpec
 
 APP_DIR = Path(__file__).parent / "deploy"
 Command = Callable[[int], list[str]]
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 def flower_environment(home: Path) -> dict[str, str]:
     """Environment of every Flower process: no telemetry or update check, ``FLWR_HOME`` in
-    ``home`` and this interpreter's scripts first on ``PATH`` (the SuperLink starts helpers)."""
-    env = {**os.environ, **FLOWER_ENV, "FLWR_HOME": str(home)}
+    ``home``, this interpreter's scripts first on ``PATH`` (the SuperLink starts helpers) and,
+    unless the environment says otherwise, one OpenMP thread per process: a device trains a
+    batch of one, and a wave of ClientApps with torch's default threads each oversubscribes
+    the machine's cores."""
+    env = {"OMP_NUM_THREADS": "1", **os.environ, **FLOWER_ENV, "FLWR_HOME": str(home)}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
 
@@ -67,7 +72,13 @@ def _listening(port: int) -> bool:
 
 class LocalFederation:
     """A SuperLink and one SuperNode per device on 127.0.0.1 (module docstring); use as a
-    context manager, which stops every process it started."""
+    context manager, which stops every process it started.
+
+    While it is up (entered in the main thread), SIGTERM and SIGINT first stop its process
+    groups, then restore the handlers found on entry and deliver the signal to them again: a
+    study stopped by ``kill`` or Ctrl-C leaves no SuperLink, SuperNode or ClientApp behind,
+    and ends as it would have ended without the federation (SIGTERM's default action
+    terminates the process, SIGINT's raises ``KeyboardInterrupt``)."""
 
     def __init__(self, device_files: list[Path], workdir: Path, timeout: float = 120.0, attempts: int = 3) -> None:
         self.device_files = device_files
@@ -78,8 +89,11 @@ class LocalFederation:
         self.superlink: subprocess.Popen | None = None
         self.supernodes: list[subprocess.Popen] = []
         self.address = ""
+        self.processes: list[subprocess.Popen] = []  # every process launched, stored at once for a signal handler
+        self.previous_handlers: dict[int, object] = {}
 
     def __enter__(self) -> "LocalFederation":
+        self._install_handlers()
         try:
             port, self.superlink = self._start({"superlink": lambda p: [
                 "flower-superlink", "--insecure", "--host", "127.0.0.1", "--port", str(p),
@@ -92,17 +106,41 @@ class LocalFederation:
             self.supernodes = [proc for _, proc in self._start(nodes).values()]
         except BaseException:
             self.stop()
+            self._restore_handlers()
             raise
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+        self._restore_handlers()
+
+    def _install_handlers(self) -> None:
+        """Stop the federation on SIGTERM / SIGINT (class docstring); Python lets only the
+        main thread install handlers, so elsewhere the context manager alone cleans up; nor
+        does it replace a handler installed outside Python, which it could not restore."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in STOP_SIGNALS:
+            if signal.getsignal(sig) is not None:
+                self.previous_handlers[sig] = signal.signal(sig, self._on_signal)
+
+    def _restore_handlers(self) -> None:
+        for sig, handler in self.previous_handlers.items():
+            signal.signal(sig, handler)
+        self.previous_handlers = {}
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self.stop()
+        self._restore_handlers()
+        signal.raise_signal(signum)
 
     def _launch(self, name: str, command: Command) -> tuple[int, subprocess.Popen]:
         port = _port()
         with open(self.workdir / "logs" / f"{name}.log", "ab") as out:
-            return port, subprocess.Popen(command(port), env=self.env, stdout=out, stderr=subprocess.STDOUT, cwd=self.workdir,
-                                          start_new_session=True)
+            proc = subprocess.Popen(command(port), env=self.env, stdout=out, stderr=subprocess.STDOUT, cwd=self.workdir,
+                                    start_new_session=True)
+        self.processes.append(proc)
+        return port, proc
 
     def _start(self, commands: dict[str, Command]) -> dict[str, tuple[int, subprocess.Popen]]:
         """Start every ``command(port)`` and wait until each listens on its port; one that
@@ -121,8 +159,7 @@ class LocalFederation:
                     del pending[name]
             time.sleep(0.2)
         if pending:
-            for _, proc in started.values():
-                _stop(proc)
+            stop_groups([proc for _, proc in started.values()])
             name = next(iter(pending))
             raise RecPrivacyError(f"flower engine: {len(pending)} process(es) did not listen on 127.0.0.1 within "
                                   f"{self.timeout:g} s ({self.attempts} attempt(s) each), first {name}; see "
@@ -130,23 +167,33 @@ class LocalFederation:
         return started
 
     def stop(self) -> None:
-        for proc in [*self.supernodes, *([self.superlink] if self.superlink else [])]:
-            _stop(proc)
+        stop_groups(self.processes)
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    """Terminate ``proc``'s process group (then kill it after 10 s) and reap ``proc``.
+def stop_groups(procs: list[subprocess.Popen], grace: float = 10.0) -> None:
+    """Terminate the process groups of ``procs`` together, kill what is left after ``grace``
+    seconds, and reap ``procs``.
 
-    Each SuperLink and SuperNode runs in its own session, so the group holds the processes it
+    Each SuperLink and SuperNode runs in its own session, so its group holds the processes it
     starts (a SuperNode's ``flower-superexec`` and ClientApp processes): they go with it, also
-    when the SuperNode itself has already died."""
-    _signal_group(proc, signal.SIGTERM)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
+    when the SuperNode itself has already died. Safe to call again, and from a signal handler
+    (a reap that cannot finish is left to the next call)."""
+    for proc in procs:
+        _signal_group(proc, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for proc in procs:
+        _wait(proc, max(0.0, deadline - time.monotonic()))
+    for proc in procs:
         _signal_group(proc, signal.SIGKILL)
-        proc.wait(timeout=10)
-    _signal_group(proc, signal.SIGKILL)
+    for proc in procs:
+        _wait(proc, grace)
+
+
+def _wait(proc: subprocess.Popen, timeout: float) -> None:
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def _signal_group(proc: subprocess.Popen, sig: int) -> None:

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 
 from recprivacy.errors import DataError
-from recprivacy.federated.protocol import ClientBatch
+
+if TYPE_CHECKING:  # the protocol imports torch: a ClientApp that only answers the query does without it
+    from recprivacy.federated.protocol import ClientBatch
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,8 @@ class Device:
     def batch(self, n_items: int, x: np.ndarray | None = None) -> ClientBatch:
         """The device as a batch of one for ``protocol.local_update`` (``x``: its features
         as randomised on the device, if they are)."""
+        from recprivacy.federated.protocol import ClientBatch
+
         n = len(self.items)
         csr = sp.csr_matrix((np.ones(n, np.float32), self.items, np.array([0, n])), shape=(1, n_items))
         own = self.x if x is None else x

@@ -54,4 +54,4 @@ def run_flower(engine: str, spec: AppSpec, devices: list[Device], workdir: Path,
         return run_simulation_engine(spec, devices)
     from recprivacy.federated.flower_app.deployment import run_deployment
 
-    return run_deployment(spec, devices, workdir, superlink, timeout=spec.timeout * (spec.rounds + 1))
+    return run_deployment(spec, devices, workdir, superlink, timeout=spec.timeout * (spec.rounds + 1) * spec.waves())

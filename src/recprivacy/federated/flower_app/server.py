@@ -6,7 +6,12 @@ first round it asks every connected node which user it is (``query``; it waits a
 ``spec.timeout`` seconds for all ``n_users`` nodes). Each round it samples users with
 ``protocol.sample_clients`` (every user in the attack round with ``attack_all``), sends them
 Θ with the round number, and averages the uploads with ``protocol.aggregate`` in user order,
-so the result does not depend on arrival order. A round with a failed or missing reply raises
+so the result does not depend on arrival order. The ServerApp hands the strategy its grid
+through ``Waves``, which sends a round's messages ``spec.wave_size`` nodes at a time: each
+message makes a SuperNode start a ClientApp process (which imports torch), so a round never
+has more than ``wave_size`` of them alive on the federation's machines. A device's update
+depends only on Θ, the round, the seed and its own data, so the waves change when devices
+train, never what they upload. A round with a failed or missing reply raises
 ``RecPrivacyError`` naming the round, how many devices failed and the first one: paper 004's
 FedAvg has no rule for a missing device, and dropping it would change the sampled round.
 
@@ -100,8 +105,28 @@ class RecStrategy(Strategy):
         self.log.final = params
 
 
+class Waves:
+    """``grid`` whose ``send_and_receive`` sends the messages ``size`` at a time, each wave
+    waiting at most ``timeout`` seconds for its replies, and returns every wave's replies
+    (module docstring); everything else is ``grid``'s. Every wave is sent, also after one
+    with a missing reply, so the strategy's check names the devices that failed."""
+
+    def __init__(self, grid: Grid, size: int) -> None:
+        self.grid = grid
+        self.size = size
+
+    def send_and_receive(self, messages: Iterable[Message], *, timeout: float | None = None) -> list[Message]:
+        messages = list(messages)
+        return [reply for start in range(0, len(messages), self.size)
+                for reply in self.grid.send_and_receive(messages[start : start + self.size], timeout=timeout)]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.grid, name)
+
+
 def _identify_nodes(grid: Grid, n_users: int, timeout: float) -> dict[int, int]:
-    """``{user: node id}`` of every device, asked once (at most ``timeout`` seconds in all)."""
+    """``{user: node id}`` of every device, asked once: at most ``timeout`` seconds for all to
+    connect, then as long for each wave of replies."""
     deadline = time.monotonic() + timeout
     nodes = list(grid.get_node_ids())
     while len(nodes) < n_users and time.monotonic() < deadline:
@@ -110,7 +135,7 @@ def _identify_nodes(grid: Grid, n_users: int, timeout: float) -> dict[int, int]:
     if len(nodes) < n_users:
         raise RecPrivacyError(f"only {len(nodes)} of the {n_users} devices connected within {timeout:g} s")
     asks = [Message(RecordDict({"config": ConfigRecord({})}), n, MessageType.QUERY) for n in nodes]
-    replies = list(grid.send_and_receive(asks, timeout=max(1.0, deadline - time.monotonic())))
+    replies = list(grid.send_and_receive(asks, timeout=timeout))
     _check_replies(0, replies, {n: -1 for n in nodes})
     node_of = {int(m.content["metrics"]["user"]): m.metadata.src_node_id for m in replies}
     if sorted(node_of) != list(range(n_users)):
@@ -139,7 +164,8 @@ def server_app(spec_of: Callable[[Context], AppSpec], done: Callable[[ServerLog,
         try:
             spec = spec_of(context)
             params, _ = initial_state(spec.federated_model(), spec.n_users, spec.seed, spec.init_std)
-            RecStrategy(spec, log).start(grid, ArrayRecord(params), num_rounds=spec.rounds, timeout=spec.timeout)
+            RecStrategy(spec, log).start(Waves(grid, spec.wave_size), ArrayRecord(params), num_rounds=spec.rounds,
+                                         timeout=spec.timeout)
         except Exception as err:
             log.error = " ".join(f"{type(err).__name__}: {err}".split())
             raise

@@ -7,7 +7,10 @@ names the model, local training, the method (an upload defence of ``recprivacy.d
 or an objective-perturbation baseline of ``recprivacy.defenses.federated_dp``, built here with
 the same factories as the simulator's study, so their privacy statements are unchanged) and
 the server's schedule (``rounds``, ``n_clients`` sampled per round, ``attack_all``: the last
-round samples every user).
+round samples every user) with how many devices train at once (``wave_size``, the server
+sends a round's messages in waves of that many nodes; it bounds the ClientApp processes alive
+at once, each ~0.5 GB with torch, and leaves the results unchanged). ``timeout`` bounds each
+wave's wait for replies.
 """
 
 from __future__ import annotations
@@ -44,6 +47,11 @@ class AppSpec:
     attack_all: bool = False
     snapshot_rounds: tuple[int, ...] = ()
     timeout: float = 600.0
+    wave_size: int = 8
+
+    def __post_init__(self) -> None:
+        if self.wave_size < 1:
+            raise ConfigError(f"Flower app spec: wave_size must be a positive number of nodes, got {self.wave_size}")
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -60,6 +68,10 @@ class AppSpec:
             raise ConfigError(f"Flower run config 'spec': expected keys among {sorted(known)}, got {sorted(raw)}")
         raw["snapshot_rounds"] = tuple(raw.get("snapshot_rounds", ()))
         return cls(**raw)
+
+    def waves(self) -> int:
+        """The most waves a round sends (the attack round may sample every user)."""
+        return -(-self.n_users // self.wave_size)
 
     def training(self) -> LocalTraining:
         return LocalTraining(**self.local)
