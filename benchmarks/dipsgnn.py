@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from record import RunsFile, load_records
+from record import load_records
+from runs_file import RunsFile
 
 from recprivacy.config import load_config
 from recprivacy.experiments.dipsgnn import (

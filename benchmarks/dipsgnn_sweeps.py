@@ -23,7 +23,8 @@ import json
 from pathlib import Path
 
 from dipsgnn import OUT, RESULTS, ROOT, to_record
-from record import RunsFile, load_records
+from record import load_records
+from runs_file import RunsFile
 
 from recprivacy.config import load_config
 from recprivacy.experiments.dipsgnn import METHODS, DIPSGNNStudy, SweepSpec

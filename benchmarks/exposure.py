@@ -62,7 +62,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from record import RunsFile, append_record, load_records
+from record import append_record, load_records
+from runs_file import RunsFile
 
 from recprivacy.config import load_config, validate_options
 from recprivacy.experiments.exposure import (

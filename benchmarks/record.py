@@ -1,8 +1,10 @@
 """What every benchmark record carries about where and how it was measured, and how it is written.
 
 Resumable benchmarks keep one JSON line per finished run in a *runs file*: ``append_record``
-adds a line, ``load_records`` reads them back (the one reader of every runs file), and
-``RunsFile`` appends the cells of a study run on the study kit.
+adds a line and ``load_records`` reads them back (the one reader of every runs file);
+``runs_file.RunsFile`` appends the cells of a study run on the study kit. This module imports
+nothing beyond ``recprivacy.io``, so a script that runs before the package's dependencies are
+installed (``suite_time.py``) can use it.
 """
 
 from __future__ import annotations
@@ -15,10 +17,8 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
-from recprivacy.experiments.kit import Cell, CellResult, RecordStore
 from recprivacy.io import write_text_atomic
 
 
@@ -66,22 +66,6 @@ def append_record(path: str | Path, record: dict[str, Any]) -> None:
         os.write(fd, (json.dumps(record) + "\n").encode("utf-8"))
     finally:
         os.close(fd)
-
-
-class RunsFile(RecordStore):
-    """The study kit's record store (kept in memory) that also appends every finished cell to a
-    runs file as one flat record, ``to_record(cell, result)``: a benchmark runs a study's own
-    cells on ``kit.Bench`` (in this process or on Ray) and keeps the record format its runs
-    files have (``benchmarks/results.py`` reads them); it skips the cells its runs file holds."""
-
-    def __init__(self, path: str | Path, to_record: Callable[[Cell, CellResult], dict[str, Any]]) -> None:
-        super().__init__()
-        self.runs, self.to_record = Path(path), to_record
-
-    def add(self, cell: Cell, result: CellResult) -> None:
-        super().add(cell, result)
-        self.runs.parent.mkdir(parents=True, exist_ok=True)
-        append_record(self.runs, self.to_record(cell, result))
 
 
 def run_child(script: str, name: str, args: list[str]) -> dict[str, Any]:

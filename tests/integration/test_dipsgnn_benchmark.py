@@ -12,11 +12,11 @@ from recprivacy.experiments.kit import Bench
 
 
 def test_the_runs_file_gets_the_records_of_the_study_runs(benchmark_script, tmp_path):
-    bench, record = benchmark_script("dipsgnn"), benchmark_script("record")
+    bench, record, runs_file = benchmark_script("dipsgnn"), benchmark_script("record"), benchmark_script("runs_file")
     study = DIPSGNNStudy.load(load_config(base={**TINY, "study_options": {**TINY["study_options"], "sweeps": []}}))
     runs = tmp_path / "runs.jsonl"
     cells = [study.cell("DIPSGNN", 0), study.cell("DIPSGNN", 0, ("n_steps", 2.0))]
-    Bench(record.RunsFile(runs, bench.to_record(study))).run(study.grid, cells)
+    Bench(runs_file.RunsFile(runs, bench.to_record(study))).run(study.grid, cells)
     table2, sweep = record.load_records(runs)
     again = bench.record(study.run("DIPSGNN", 0))
     assert table2.keys() == again.keys() and {k: v for k, v in table2.items() if k != "fit_seconds"} == {

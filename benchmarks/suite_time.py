@@ -1,0 +1,63 @@
+"""Wall time of the test suite as CI runs it (issue 33: ``make test`` under 8 minutes on 2 cores).
+
+Runs ``bash .ci/run`` (install from nothing on a fresh clone, then ``make test``: pytest with one
+pytest-xdist worker per core) in the given checkout and records the whole command's wall seconds,
+the suite's own duration and outcome as pytest prints them on its last line (``N passed in S s``),
+the CPU seconds of the command and every process it waited for (``wait4``), and the machine's load
+average before and after. Run it on a fresh clone so the install is measured from nothing::
+
+    git clone -q REPO /tmp/ci && cd /tmp/ci && CI=true RECPRIVACY_DATA=DATA python benchmarks/suite_time.py
+
+Writes ``benchmarks/results/suite_time.json`` under the checkout (``--out``) and prints the
+command's output as it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from record import write_record
+
+ROOT = Path(__file__).resolve().parents[1]
+SUMMARY = re.compile(r"=+ (?P<outcome>.*?) in (?P<seconds>[\d.]+)s")
+
+
+def run(command: str, cwd: Path) -> dict:
+    """``command`` in ``cwd``, its output echoed line by line and the pytest summary parsed."""
+    load_before, start = os.getloadavg()[0], time.perf_counter()
+    proc = subprocess.Popen(command, shell=True, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    summary = None
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        summary = SUMMARY.search(line) or summary
+    _, status, usage = os.wait4(proc.pid, 0)
+    return {"command": command, "exit_code": os.waitstatus_to_exitcode(status),
+            "wall_seconds": time.perf_counter() - start, "cpu_seconds": usage.ru_utime + usage.ru_stime,
+            "pytest_seconds": float(summary["seconds"]) if summary else None,
+            "pytest_outcome": summary["outcome"] if summary else None,
+            "load_before": load_before, "load_after": os.getloadavg()[0]}  # fmt: skip
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--command", default="bash .ci/run")
+    p.add_argument("--commit", default=None, help="the commit measured (default: the checkout's HEAD)")
+    p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "suite_time.json"))
+    args = p.parse_args()
+    commit = args.commit or subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                           text=True, check=False).stdout.strip()  # fmt: skip
+    record = {"commit": commit, "cpus": os.cpu_count(), **run(args.command, ROOT)}
+    write_record(record, args.out)
+    print(f"suite: {record['pytest_outcome']} in {record['pytest_seconds']} s; the whole command "
+          f"{record['wall_seconds']:.0f} s wall, {record['cpu_seconds']:.0f} CPU s, exit {record['exit_code']}")
+    sys.exit(record["exit_code"])
+
+
+if __name__ == "__main__":
+    main()
