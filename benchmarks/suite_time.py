@@ -6,7 +6,10 @@ the suite's own duration and outcome as pytest prints them on its last line (``N
 the CPU seconds of the command and every process it waited for (``wait4``), and the machine's load
 average before and after. Run it on a fresh clone so the install is measured from nothing::
 
-    git clone -q REPO /tmp/ci && cd /tmp/ci && CI=true RECPRIVACY_DATA=DATA python benchmarks/suite_time.py
+    git clone -q REPO /tmp/ci && cd /tmp/ci && CI=true RECPRIVACY_DATA=DATA PYTHONPATH=src:benchmarks python3 benchmarks/suite_time.py
+
+(``PYTHONPATH`` lets this script use ``benchmarks/record.py`` before anything is installed; the
+command runs without it, as in CI.)
 
 Writes ``benchmarks/results/suite_time.json`` under the checkout (``--out``) and prints the
 command's output as it runs.
@@ -31,7 +34,8 @@ SUMMARY = re.compile(r"=+ (?P<outcome>.*?) in (?P<seconds>[\d.]+)s")
 def run(command: str, cwd: Path) -> dict:
     """``command`` in ``cwd``, its output echoed line by line and the pytest summary parsed."""
     load_before, start = os.getloadavg()[0], time.perf_counter()
-    proc = subprocess.Popen(command, shell=True, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # CI sets none; this script needs one
+    proc = subprocess.Popen(command, shell=True, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     summary = None
     for line in proc.stdout:
         sys.stdout.write(line)
