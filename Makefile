@@ -22,10 +22,12 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/recprivacy audit --out runs
 
-# one worker per core (pytest-xdist); a test file's tests stay on one worker, so its module
-# fixtures are built once
+# one pytest-xdist worker per core; each takes a contiguous share of the tests (so a file's module
+# fixtures are mostly built once) and a worker that runs out steals from the other's queue, so a
+# slow share (the Flower deployments wait on processes) does not leave a core idle; the 20 slowest
+# tests are listed at the end
 test: $(STAMP)
-	$(BIN)/python -m pytest tests -n auto --dist loadfile
+	$(BIN)/python -m pytest tests -n auto --dist worksteal --durations=20
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/recommenders.py

@@ -1,17 +1,10 @@
-"""The Flower engines reproduce the in-process simulator (seeded ``noise: simulation``):
-the protocol core on tiny data, the whole study on a Coat subset, and a SuperNode killed
-mid-run ends the run with a clear error instead of a hang, leaving no process behind."""
+"""The Flower engines reproduce the in-process simulator (seeded ``noise: simulation``): the
+protocol core on tiny data and the whole study on a Coat subset. What happens when a deployment
+loses a SuperNode or is stopped by a signal: ``test_flower_deployment.py``."""
 
 from __future__ import annotations
 
-import json
 import os
-import signal
-import subprocess
-import sys
-import threading
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,14 +13,12 @@ import torch
 from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.apm import make_defence
 from recprivacy.defenses.federated_dp import BASELINES, make_baseline
-from recprivacy.errors import RecPrivacyError
 from recprivacy.federated.features import user_features
 from recprivacy.federated.models import make_federated_model
 from recprivacy.federated.protocol import LocalTraining
 
 pytest.importorskip("flwr", reason="Flower is in the test extra; install recprivacy[test]")
 from recprivacy.federated.engines import Method, app_spec  # noqa: E402
-from recprivacy.federated.flower_app.deployment import LocalFederation, submit, write_devices  # noqa: E402
 from recprivacy.federated.flower_app.device import devices  # noqa: E402
 from recprivacy.federated.flower_app.run import run_simulation_engine  # noqa: E402
 from recprivacy.federated.simulator import FederatedSimulator  # noqa: E402
@@ -66,91 +57,6 @@ def test_flower_simulation_engine_equals_the_simulator(method):
         assert np.array_equal(np.sort(sim.run_round().users), log.users[t])
     for name, value in sim.params.items():
         torch.testing.assert_close(log.final[name], value, rtol=0, atol=1e-6)
-
-
-def test_killing_a_supernode_mid_run_fails_the_round_with_a_clear_error(tmp_path: Path):
-    sim, method = _tiny_sim("none", n_clients=5)
-    spec = app_spec(sim, method, 6, (), False)
-    spec = type(spec)(**{**spec.__dict__, "timeout": 45.0, "wave_size": 2})  # 3 waves: the killed device's times out
-    files = write_devices(devices(sim.raw_features, sim.train_csr), tmp_path / "devices")
-    start = time.monotonic()
-    with LocalFederation(files, tmp_path, timeout=120) as federation:
-        killer = threading.Thread(target=_kill_when, args=(tmp_path / "logs" / "run.log", "[ROUND 2/", federation.supernodes[3]))
-        killer.start()
-        with pytest.raises(RecPrivacyError, match="round 2|round 3|did not reply|failed"):
-            submit(spec, federation.address, tmp_path, tmp_path / "server-log.pt", timeout=600)
-        killer.join(timeout=5)
-    assert time.monotonic() - start < 600
-    groups = {proc.pid for proc in [federation.superlink, *federation.supernodes]}
-    assert _live_processes_in(groups) == []  # nothing a SuperNode started outlives the federation
-
-
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_signal_during_a_deployment_stops_every_process_it_started(tmp_path: Path, sig: int):
-    # a study process in its own session, so its group holds what it starts outside the federation (flwr run)
-    script = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); " \
-             f"from test_federated_flower import _deploy_until_signalled; _deploy_until_signalled({str(tmp_path)!r})"
-    study = subprocess.Popen([sys.executable, "-c", script], start_new_session=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-    try:
-        assert _wait_for(tmp_path / "logs" / "run.log", "[ROUND 2/", study), "the run did not reach round 2"
-        study.send_signal(sig)
-        code = study.wait(timeout=120)
-    finally:
-        os.killpg(study.pid, signal.SIGKILL) if study.poll() is None else None
-    groups = set(json.loads((tmp_path / "groups.json").read_text())) | {study.pid}
-    assert code == -sig  # the signal ends the study as it would without a federation (SIGINT: an uncaught KeyboardInterrupt)
-    assert _wait_for_none(groups) == []
-
-
-def _deploy_until_signalled(workdir: str) -> None:
-    """A study's deployment of a long run (2 users, 50 rounds); writes its process groups to
-    ``groups.json`` once the federation is up."""
-    sim, method = _tiny_sim("none", n_clients=2)
-    spec = app_spec(sim, method, 50, (), False)
-    files = write_devices(devices(sim.raw_features, sim.train_csr)[:2], Path(workdir) / "devices")
-    spec = type(spec)(**{**spec.__dict__, "n_users": 2})
-    with LocalFederation(files, Path(workdir), timeout=120) as federation:
-        (Path(workdir) / "groups.json").write_text(json.dumps([proc.pid for proc in federation.processes]))
-        submit(spec, federation.address, Path(workdir), Path(workdir) / "server-log.pt", timeout=600)
-
-
-def _wait_for(log: Path, marker: str, proc: subprocess.Popen, limit: float = 300) -> bool:
-    """Whether ``marker`` appeared in ``log`` (within ``limit`` seconds, while ``proc`` runs)."""
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline and proc.poll() is None:
-        if log.exists() and marker in log.read_text(errors="ignore"):
-            return True
-        time.sleep(0.5)
-    return False
-
-
-def _wait_for_none(groups: set[int], limit: float = 10) -> list[str]:
-    """The processes of ``groups`` still running after at most ``limit`` seconds (SIGKILL is
-    delivered asynchronously)."""
-    deadline = time.monotonic() + limit
-    while (live := _live_processes_in(groups)) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return live
-
-
-def _live_processes_in(groups: set[int]) -> list[str]:
-    """Processes of these process groups that are running (zombies excepted: this machine's
-    init may not reap them), read from ``/proc/<pid>/stat`` (state, ppid, pgrp after the name)."""
-    live = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            name, rest = stat.read_text().rsplit(")", 1)
-        except OSError:
-            continue
-        state, _, pgrp = rest.split()[:3]
-        if int(pgrp) in groups and state not in "ZX":
-            live.append(f"{stat.parent.name} {name.split('(', 1)[1]}")
-    return live
-
-
-def _kill_when(log: Path, marker: str, proc) -> None:
-    if _wait_for(log, marker, proc, limit=400):
-        proc.kill()
 
 
 # ------------------------------------------------------------------ the study on a Coat subset

@@ -130,9 +130,18 @@ class LocalFederation:
         self.previous_handlers = {}
 
     def _on_signal(self, signum: int, frame: object) -> None:
+        """Stop, restore, then act as the handler found on entry would have: a Python handler
+        (SIGINT's ``default_int_handler`` raises ``KeyboardInterrupt``) is called here, in the
+        main thread, so its exception leaves whatever the main thread was waiting on (re-raising
+        the signal instead would let that wait finish first: ``flwr run`` returns once its
+        SuperLink is gone); ``SIG_DFL`` is re-raised for its default action, ``SIG_IGN`` ignored."""
+        previous = self.previous_handlers.get(signum)
         self.stop()
         self._restore_handlers()
-        signal.raise_signal(signum)
+        if callable(previous):
+            previous(signum, frame)
+        elif previous != signal.SIG_IGN:
+            signal.raise_signal(signum)
 
     def _launch(self, name: str, command: Command) -> tuple[int, subprocess.Popen]:
         port = _port()
