@@ -28,7 +28,7 @@ from pathlib import Path
 from record import write_record
 
 ROOT = Path(__file__).resolve().parents[1]
-SUMMARY = re.compile(r"=+ (?P<outcome>.*?) in (?P<seconds>[\d.]+)s")
+SUMMARY = re.compile(r"(?P<outcome>\d+ (?:passed|failed|errors?)\b.*?) in (?P<seconds>[\d.]+)s")
 
 
 def run(command: str, cwd: Path) -> dict:
@@ -41,7 +41,7 @@ def run(command: str, cwd: Path) -> dict:
         sys.stdout.write(line)
         summary = SUMMARY.search(line) or summary
     _, status, usage = os.wait4(proc.pid, 0)
-    return {"command": command, "exit_code": os.waitstatus_to_exitcode(status),
+    return {"measured_command": command, "exit_code": os.waitstatus_to_exitcode(status),
             "wall_seconds": time.perf_counter() - start, "cpu_seconds": usage.ru_utime + usage.ru_stime,
             "pytest_seconds": float(summary["seconds"]) if summary else None,
             "pytest_outcome": summary["outcome"] if summary else None,

@@ -61,7 +61,9 @@ def test_a_signal_during_a_deployment_stops_every_process_it_started(tmp_path: P
 
 def _deploy_until_signalled(workdir: str) -> None:
     """A study's deployment of a long run (2 users, 50 rounds); writes its process groups to
-    ``groups.json`` once the federation is up."""
+    ``groups.json`` once the federation is up. SIGINT raises ``KeyboardInterrupt``, as in a
+    terminal, even where this test runs as a background job (which inherits SIGINT ignored)."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sim, method = _tiny_sim("none", n_clients=2)
     spec = app_spec(sim, method, 50, (), False)
     files = write_devices(devices(sim.raw_features, sim.train_csr)[:2], Path(workdir) / "devices")

@@ -48,6 +48,8 @@ def test_defence_changes_only_non_member_lists(lab):
 
 
 def test_sweeps_reuse_lists_and_other_settings_run(lab):
+    # the shadow and target this sweep uses, trained here if no earlier test (on this worker) did
+    lab.run(AttackSpec(("syn", "itemcf"), ("syn", "itemcf"), k=20, n_factors=16, protocol="paper"))
     before = sum(key[0] == "model" for key in lab._cache)
     for k in (5, 10):
         lab.run(AttackSpec(("syn", "itemcf"), ("syn", "itemcf"), k=k, n_factors=16, protocol="paper"))

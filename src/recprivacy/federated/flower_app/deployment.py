@@ -117,11 +117,13 @@ class LocalFederation:
     def _install_handlers(self) -> None:
         """Stop the federation on SIGTERM / SIGINT (class docstring); Python lets only the
         main thread install handlers, so elsewhere the context manager alone cleans up; nor
-        does it replace a handler installed outside Python, which it could not restore."""
+        does it replace a handler installed outside Python, which it could not restore, or a
+        signal the process ignores (a background job of a non-interactive shell inherits SIGINT
+        ignored: Ctrl-C is not meant to stop it)."""
         if threading.current_thread() is not threading.main_thread():
             return
         for sig in STOP_SIGNALS:
-            if signal.getsignal(sig) is not None:
+            if signal.getsignal(sig) not in (None, signal.SIG_IGN):  # an ignored signal stays ignored
                 self.previous_handlers[sig] = signal.signal(sig, self._on_signal)
 
     def _restore_handlers(self) -> None:
@@ -134,13 +136,13 @@ class LocalFederation:
         (SIGINT's ``default_int_handler`` raises ``KeyboardInterrupt``) is called here, in the
         main thread, so its exception leaves whatever the main thread was waiting on (re-raising
         the signal instead would let that wait finish first: ``flwr run`` returns once its
-        SuperLink is gone); ``SIG_DFL`` is re-raised for its default action, ``SIG_IGN`` ignored."""
+        SuperLink is gone); ``SIG_DFL`` is re-raised for its default action."""
         previous = self.previous_handlers.get(signum)
         self.stop()
         self._restore_handlers()
         if callable(previous):
             previous(signum, frame)
-        elif previous != signal.SIG_IGN:
+        else:
             signal.raise_signal(signum)
 
     def _launch(self, name: str, command: Command) -> tuple[int, subprocess.Popen]:
