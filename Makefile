@@ -22,12 +22,11 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/recprivacy audit --out runs
 
-# one pytest-xdist worker per core; each takes a contiguous share of the tests (so a file's module
-# fixtures are mostly built once) and a worker that runs out steals from the other's queue, so a
-# slow share (the Flower deployments wait on processes) does not leave a core idle; the 20 slowest
-# tests are listed at the end
+# one pytest-xdist worker per core; a test file's tests stay together on one worker, in order (its
+# module fixtures are built once, and tests that build on an earlier one's state keep it); the 20
+# slowest tests are listed at the end
 test: $(STAMP)
-	$(BIN)/python -m pytest tests -n auto --dist worksteal --durations=20
+	$(BIN)/python -m pytest tests -n auto --dist loadfile --durations=20
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/recommenders.py
