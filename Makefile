@@ -26,7 +26,7 @@ demo: $(STAMP)
 # module fixtures are built once, and tests that build on an earlier one's state keep it); the 20
 # slowest tests are listed at the end
 test: $(STAMP)
-	$(BIN)/python -m pytest tests -n auto --dist loadfile --durations=20
+	$(BIN)/python -m pytest tests -n auto --dist loadfile --no-loadscope-reorder --durations=20
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/recommenders.py

@@ -78,6 +78,7 @@ def _coat_config(engine: str, users: int):
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 @pytest.mark.skipif(DATA is None, reason="set RECPRIVACY_DATA to the shared datasets")
 @pytest.mark.parametrize("engine", [pytest.param("flower-sim", marks=needs_ray), "flower"])
 def test_coat_study_on_flower_gives_the_simulator_numbers(engine):

@@ -25,16 +25,18 @@ from recprivacy.federated.flower_app.deployment import LocalFederation, submit, 
 from recprivacy.federated.flower_app.device import devices  # noqa: E402
 
 
+@pytest.mark.slow
 def test_killing_a_supernode_mid_run_fails_the_round_with_a_clear_error(tmp_path: Path):
-    sim, method = _tiny_sim("none", n_clients=5)
+    sim, method = _tiny_sim("none", n_clients=3)
     spec = app_spec(sim, method, 6, (), False)
-    spec = type(spec)(**{**spec.__dict__, "timeout": 45.0, "wave_size": 2})  # 3 waves: the killed device's times out
-    files = write_devices(devices(sim.raw_features, sim.train_csr), tmp_path / "devices")
+    # 3 devices in 2 waves: the killed device's wave times out, the other is still sent
+    spec = type(spec)(**{**spec.__dict__, "n_users": 3, "timeout": 30.0, "wave_size": 2})
+    files = write_devices(devices(sim.raw_features, sim.train_csr)[:3], tmp_path / "devices")
     start = time.monotonic()
     with LocalFederation(files, tmp_path, timeout=120) as federation:
-        killer = threading.Thread(target=_kill_when, args=(tmp_path / "logs" / "run.log", "[ROUND 2/", federation.supernodes[3]))
+        killer = threading.Thread(target=_kill_when, args=(tmp_path / "logs" / "run.log", "[ROUND 2/", federation.supernodes[0]))
         killer.start()
-        with pytest.raises(RecPrivacyError, match="round 2|round 3|did not reply|failed"):
+        with pytest.raises(RecPrivacyError, match=r"round [23]: 1 of 3 devices failed \(node \d+ \(user 0\) did not reply"):
             submit(spec, federation.address, tmp_path, tmp_path / "server-log.pt", timeout=600)
         killer.join(timeout=5)
     assert time.monotonic() - start < 600
@@ -42,6 +44,7 @@ def test_killing_a_supernode_mid_run_fails_the_round_with_a_clear_error(tmp_path
     assert _live_processes_in(groups) == []  # nothing a SuperNode started outlives the federation
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_during_a_deployment_stops_every_process_it_started(tmp_path: Path, sig: int):
     # a study process in its own session, so its group holds what it starts outside the federation (flwr run)

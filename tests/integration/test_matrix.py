@@ -16,6 +16,9 @@ UPLOADS = {"max_users": 40, "rounds": 1, "dim": 4, "defences": ["apm", "fdpmf", 
            "federated": {"local_epochs": 1, "batch_size": 256}}
 
 
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def results():
     # seeded noise: the same numbers on every run (the default, secure, draws from the OS)

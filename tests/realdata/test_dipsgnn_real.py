@@ -21,7 +21,7 @@ from recprivacy.experiments.dipsgnn.methods import backbone_params
 from recprivacy.experiments.dipsgnn.sequences import prepare_sequences
 from recprivacy.experiments.runner import new_results
 
-pytestmark = pytest.mark.realdata
+pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "dipsgnn"
 
 

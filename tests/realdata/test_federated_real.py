@@ -45,6 +45,7 @@ def test_coat_counts_and_attributes(dataset_dir):
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 def test_ml100k_uploads_leak_gender_and_age_and_apm_hides_them(data_root):
     """Five rounds of federated FedRec on ml-100k (half the users per round), then the attack
     round: a decision tree trained on the 20% of clients whose attributes the server knows

@@ -8,7 +8,7 @@ from recprivacy.attacks.membership import LabOptions
 from recprivacy.data.registry import load_dataset
 from recprivacy.experiments.membership.compare import protocol_records
 
-pytestmark = pytest.mark.realdata
+pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 
 ALGORITHMS = ("itemcf", "lfm", "bpr", "lightgcn")
 FAST = {"lfm": {"n_epochs": 10}, "bpr": {"n_epochs": 20}, "lightgcn": {"n_epochs": 10}}

@@ -7,7 +7,7 @@ import pytest
 from recprivacy.config import load_config
 from recprivacy.experiments import run_study
 
-pytestmark = pytest.mark.realdata
+pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

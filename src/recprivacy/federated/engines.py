@@ -8,7 +8,10 @@
 ``train_federation`` trains ``rounds`` rounds and then the attack round (digest G11) and
 returns the same ``Federation`` whatever the engine: Θ after every evaluated round, seconds per
 round, and the attack round's uploads in the simulator's row order (``protocol.by_workload``),
-so the attacker sees exactly the same matrix. Flower's server never sees a device's private
+so the attacker sees exactly the same matrix. Inside ``shared_deployments`` (the study enters it
+around its trainings), the ``flower`` engine starts one local deployment for each set of devices
+and keeps it up: a study's methods and dimensions train on the same devices, so they share one
+SuperLink and one set of SuperNodes, each training a run of its own. Flower's server never sees a device's private
 state (federated MF's ``p_u``), so the Flower engines cannot evaluate F-DPMF / FedMF; their
 features are the devices' own, so F-GERAI (which randomises them on the device) is evaluated
 on the simulator only too.
@@ -17,6 +20,9 @@ on the simulator only too.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +38,36 @@ if TYPE_CHECKING:  # Flower is an optional extra: imported where a Flower engine
     from recprivacy.federated.flower_app.spec import AppSpec
 
 ENGINES = ("simulator", "flower-sim", "flower")
+
+
+class Deployments:
+    """Local deployments kept up until ``shared_deployments`` ends, by a key of their devices."""
+
+    def __init__(self, stack: ExitStack) -> None:
+        self.stack = stack
+        self.addresses: dict[str, str] = {}
+
+    def address(self, key: str, start: Callable[[ExitStack], str]) -> str:
+        """The address of the deployment for ``key``, started by ``start(stack)`` (which enters
+        its processes' cleanup into ``stack``) the first time."""
+        if key not in self.addresses:
+            self.addresses[key] = start(self.stack)
+        return self.addresses[key]
+
+
+_SHARED: ContextVar[Deployments | None] = ContextVar("recprivacy_flower_deployments", default=None)
+
+
+@contextmanager
+def shared_deployments() -> Iterator[None]:
+    """Keep the ``flower`` engine's local deployments up for the whole block (module docstring);
+    every one is stopped when the block ends, also on an error or a signal."""
+    with ExitStack() as stack:
+        token = _SHARED.set(Deployments(stack))
+        try:
+            yield
+        finally:
+            _SHARED.reset(token)
 
 
 @dataclass
@@ -72,7 +108,7 @@ def train_federation(sim: FederatedSimulator, method: Method, rounds: int, eval_
     from recprivacy.federated.flower_app.run import run_flower
     spec = app_spec(sim, method, rounds + 1, eval_rounds(rounds, eval_every), attack_all, wave_size)
     with tempfile.TemporaryDirectory(prefix="recprivacy-flower-") as tmp:
-        log = run_flower(engine, spec, devices(sim.raw_features, sim.train_csr), workdir or Path(tmp), superlink)
+        log = run_flower(engine, spec, devices(sim.raw_features, sim.train_csr), workdir or Path(tmp), superlink, _SHARED.get())
     users = by_workload(log.users[rounds + 1], sim.train_csr)
     rows = np.searchsorted(log.users[rounds + 1], users)
     attack = RoundUploads(rounds + 1, users, log.last_before, {k: v[rows] for k, v in log.last_uploads.items()})

@@ -9,7 +9,8 @@ global model on the leave-one-out split (full ranking, training items masked), t
 extra attack round (digest G11) and attacks the uploads: for every attribute, ζ, attacker and
 component, ``attack_seeds`` random ζ-splits (mean ± std). Each (d, method) is a group of
 study-kit cells (:mod:`.cells`: its training on the configured engine, then one cell per attack
-setting), so a run stores its cells as they finish, resumes (``recprivacy run --resume``) and
+setting; on a local ``flower`` deployment, the groups this process runs share one federation),
+so a run stores its cells as they finish, resumes (``recprivacy run --resume``) and
 runs its groups on Ray (``--executor ray``); the driver loads and splits the data and writes
 each method's privacy statement (``methods.method_statement``: it needs no training). The attack round
 samples its clients like any other (``attack_clients: round``, G11's default, so the adversary
@@ -43,6 +44,7 @@ from recprivacy.experiments.federated.render import privacy_section, render
 from recprivacy.experiments.kit import Bench, Cell, CellResult
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results
+from recprivacy.federated.engines import shared_deployments
 from recprivacy.federated.features import attribute_labels, user_features
 from recprivacy.privacy.accounting import PrivacyStatement
 
@@ -81,7 +83,8 @@ def run_federated(config: Config, options: FederatedOptions, bench: Bench | None
     feats = user_features(train)
     labels = {a: attribute_labels(data, a) for a in options.attributes}
     cells = plan_cells(options)
-    found = (bench or Bench()).run(FederatedGrid(results.name, config, options, train, test, feats, labels), cells)
+    with shared_deployments():  # the flower engine's methods train on one local deployment
+        found = (bench or Bench()).run(FederatedGrid(results.name, config, options, train, test, feats, labels), cells)
     hits: dict[tuple[int, str], dict[str, float]] = {}
     curves: dict[str, tuple[list, list]] = {}
     statements: dict[str, PrivacyStatement] = {}

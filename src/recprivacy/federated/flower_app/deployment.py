@@ -15,22 +15,28 @@ runs ``flwr run`` on the app folder ``deploy/`` against the local federation or,
 ``superlink="host:port"``, joins one that runs elsewhere (its SuperNodes are started by the
 devices' owners with ``--node-config 'data="user-<u>.npz"'``; ``out`` must then be a path the
 SuperLink's machine writes and this one reads). The ServerApp's record comes back as a
-``ServerLog``.
+``ServerLog``. Inside ``engines.shared_deployments``, runs on the same devices join one local
+deployment, started by the first and stopped when the block ends.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import numpy as np
 import tomli_w
 import torch
 
@@ -40,6 +46,9 @@ from recprivacy.federated.flower_app.device import Device
 from recprivacy.federated.flower_app.server import ServerLog
 from recprivacy.federated.flower_app.spec import AppSpec
 
+if TYPE_CHECKING:
+    from recprivacy.federated.engines import Deployments
+
 APP_DIR = Path(__file__).parent / "deploy"
 Command = Callable[[int], list[str]]
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -48,9 +57,9 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 def flower_environment(home: Path) -> dict[str, str]:
     """Environment of every Flower process: no telemetry or update check, ``FLWR_HOME`` in
     ``home``, this interpreter's scripts first on ``PATH`` (the SuperLink starts helpers) and,
-    unless the environment says otherwise, one OpenMP thread per process: a device trains a
+    unless the environment says otherwise, one OpenMP thread per process (a device trains a
     batch of one, and a wave of ClientApps with torch's default threads each oversubscribes
-    the machine's cores."""
+    the machine's cores)."""
     env = {"OMP_NUM_THREADS": "1", **os.environ, **FLOWER_ENV, "FLWR_HOME": str(home)}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
@@ -247,13 +256,31 @@ def submit(spec: AppSpec, address: str, workdir: Path, out: Path, timeout: float
 
 
 def run_deployment(spec: AppSpec, devices: list[Device], workdir: Path, superlink: str | None = None,
-                   timeout: float = 3600.0) -> ServerLog:
-    """Train on a Flower deployment (module docstring); the whole run is bounded by ``timeout``."""
+                   timeout: float = 3600.0, shared: Deployments | None = None) -> ServerLog:
+    """Train on a Flower deployment (module docstring); the whole run is bounded by ``timeout``.
+    With ``shared`` and no ``superlink``, the run joins the local deployment of these devices
+    that ``shared`` keeps up, starting it first if there is none yet."""
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "logs").mkdir(exist_ok=True)
-    files = write_devices(devices, workdir / "devices")
     out = workdir / "server-log.pt"
+    if superlink is None and shared is not None:
+        superlink = shared.address(devices_key(devices), lambda stack: _start_kept(stack, devices, min(timeout, 300.0)))
     if superlink is not None:
         return submit(spec, superlink, workdir, out, timeout)
-    with LocalFederation(files, workdir, timeout=min(timeout, 300.0)) as federation:
+    with LocalFederation(write_devices(devices, workdir / "devices"), workdir, timeout=min(timeout, 300.0)) as federation:
         return submit(spec, federation.address, workdir, out, timeout)
+
+
+def devices_key(devices: list[Device]) -> str:
+    """A digest of every device's data: two runs with the same key can share SuperNodes."""
+    digest = hashlib.sha256()
+    for d in devices:
+        for part in (np.int64(d.user), np.ascontiguousarray(d.x, np.float32), np.ascontiguousarray(d.items, np.int64)):
+            digest.update(part.tobytes())
+    return digest.hexdigest()
+
+
+def _start_kept(stack: ExitStack, devices: list[Device], timeout: float) -> str:
+    """Start a local deployment of ``devices`` in a temporary folder, both left to ``stack``."""
+    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="recprivacy-flower-federation-")))
+    return stack.enter_context(LocalFederation(write_devices(devices, folder / "devices"), folder, timeout)).address

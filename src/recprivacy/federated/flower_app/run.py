@@ -9,11 +9,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from recprivacy.errors import RecPrivacyError
 from recprivacy.federated.flower_app.device import Device
 from recprivacy.federated.flower_app.server import ServerLog
 from recprivacy.federated.flower_app.spec import AppSpec
+
+if TYPE_CHECKING:
+    from recprivacy.federated.engines import Deployments
 
 
 def run_simulation_engine(spec: AppSpec, devices: list[Device], workers: int = 1) -> ServerLog:
@@ -48,10 +52,12 @@ def _finished(logs: list[ServerLog], engine: str) -> ServerLog:
     return logs[0]
 
 
-def run_flower(engine: str, spec: AppSpec, devices: list[Device], workdir: Path, superlink: str | None = None) -> ServerLog:
-    """Train with the Flower engine ``engine`` (``flower-sim`` or ``flower``)."""
+def run_flower(engine: str, spec: AppSpec, devices: list[Device], workdir: Path, superlink: str | None = None,
+               shared: Deployments | None = None) -> ServerLog:
+    """Train with the Flower engine ``engine`` (``flower-sim`` or ``flower``); ``shared``: the
+    local deployments a ``flower`` run joins or adds to (``engines.shared_deployments``)."""
     if engine == "flower-sim":
         return run_simulation_engine(spec, devices)
     from recprivacy.federated.flower_app.deployment import run_deployment
 
-    return run_deployment(spec, devices, workdir, superlink, timeout=spec.timeout * (spec.rounds + 1) * spec.waves())
+    return run_deployment(spec, devices, workdir, superlink, timeout=spec.timeout * (spec.rounds + 1) * spec.waves(), shared=shared)

@@ -7,7 +7,8 @@ first round it asks every connected node which user it is (``query``; it waits a
 ``protocol.sample_clients`` (every user in the attack round with ``attack_all``), sends them
 Θ with the round number, and averages the uploads with ``protocol.aggregate`` in user order,
 so the result does not depend on arrival order. The ServerApp hands the strategy its grid
-through ``Waves``, which sends a round's messages ``spec.wave_size`` nodes at a time: each
+through ``Waves``, which sends a round's messages ``spec.wave_size`` nodes at a time (and asks
+for the replies every ``POLL_SECONDS``): each
 message makes a SuperNode start a ClientApp process (which imports torch), so a round never
 has more than ``wave_size`` of them alive on the federation's machines. A device's update
 depends only on Θ, the round, the seed and its own data, so the waves change when devices
@@ -105,6 +106,11 @@ class RecStrategy(Strategy):
         self.log.final = params
 
 
+POLL_SECONDS = 0.2
+"""How often a wave asks the SuperLink for its replies (Flower's ``send_and_receive`` asks every
+3 s, which a wave of quick devices would mostly spend waiting)."""
+
+
 class Waves:
     """``grid`` whose ``send_and_receive`` sends the messages ``size`` at a time, each wave
     waiting at most ``timeout`` seconds for its replies, and returns every wave's replies
@@ -118,10 +124,27 @@ class Waves:
     def send_and_receive(self, messages: Iterable[Message], *, timeout: float | None = None) -> list[Message]:
         messages = list(messages)
         return [reply for start in range(0, len(messages), self.size)
-                for reply in self.grid.send_and_receive(messages[start : start + self.size], timeout=timeout)]
+                for reply in exchange(self.grid, messages[start : start + self.size], timeout)]
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.grid, name)
+
+
+def exchange(grid: Grid, messages: list[Message], timeout: float | None) -> list[Message]:
+    """Push ``messages`` and pull their replies every ``POLL_SECONDS`` until every one has
+    replied or ``timeout`` seconds have passed (``None``: no limit), as Flower's
+    ``Grid.send_and_receive`` does at its 3-second pace."""
+    waiting = set(grid.push_messages(messages))
+    deadline = None if timeout is None else time.monotonic() + timeout
+    replies: list[Message] = []
+    while waiting:
+        pulled = list(grid.pull_messages(waiting))
+        replies += pulled
+        waiting -= {m.metadata.reply_to_message_id for m in pulled}
+        if not waiting or (deadline is not None and time.monotonic() >= deadline):
+            break
+        time.sleep(POLL_SECONDS)
+    return replies
 
 
 def _identify_nodes(grid: Grid, n_users: int, timeout: float) -> dict[int, int]:
