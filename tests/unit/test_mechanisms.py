@@ -57,6 +57,17 @@ def test_laplace_density_ratio_bounded_and_tight() -> None:
     assert ratio.max() == pytest.approx(math.exp(0.8))
 
 
+def test_laplace_density_by_hand() -> None:
+    """b = 2: the density is 1/(2b) = 0.25 at the input, e^-1 / 4 one scale away on either side,
+    integrates to 1 and broadcasts outputs against inputs."""
+    mech = LaplaceMechanism(epsilon=0.5, sensitivity=1.0)
+    assert mech.density(1.0, 1.0) == 0.25
+    assert mech.density(np.array([-1.0, 3.0]), 1.0) == pytest.approx([0.25 / math.e, 0.25 / math.e], rel=1e-15)
+    y = np.linspace(-60, 60, 120_001)
+    assert np.trapezoid(mech.density(y, 0.3), y) == pytest.approx(1.0, abs=1e-6)
+    assert mech.density(y[:, None], np.array([0.0, 1.0])).shape == (len(y), 2)
+
+
 def test_laplace_apm_noise_scale() -> None:
     """Paper 004: clip delta = 0.5 gives sensitivity 1, so lambda = 1/eps (1/40 = 0.025)."""
     mech = LaplaceMechanism(epsilon=40.0, sensitivity=2 * 0.5)

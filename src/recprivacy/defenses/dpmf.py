@@ -15,7 +15,9 @@ Objective over user factors ``u`` (kept in the unit ball) and item factors ``v``
 
 Each ``η_j`` has density proportional to ``exp(-eps ||η|| / Δ)``: a uniform direction times a
 norm drawn from Gamma(d, Δ / eps); it is drawn once, from the protection randomness
-(``noise``: operating-system entropy unless ``"simulation"``), so the objective is fixed. Mini-batch Adam
+(``noise``: operating-system entropy unless ``"simulation"``), so the objective is fixed
+(``SENSITIVITY`` and ``objective_noise`` are F-DPMF's too, so they live in
+``defenses.objective_perturbation`` and are re-exported here). Mini-batch Adam
 minimises ``J / N`` (batch mean of the losses plus the regulariser and noise terms over N), and
 the user factors are projected back onto the unit ball after every step.
 
@@ -33,6 +35,7 @@ import torch
 import torch.nn.functional as F
 
 from recprivacy.data.interactions import Interactions
+from recprivacy.defenses.objective_perturbation import SENSITIVITY, objective_noise
 from recprivacy.errors import ConfigError, DataError
 from recprivacy.models.bpr import bpr_fold_in_loss
 from recprivacy.models.foldin import gradient_fold_in, ridge_fold_in
@@ -42,18 +45,8 @@ from recprivacy.privacy.accounting import PrivacyStatement, check_positive
 from recprivacy.privacy.randomness import NoiseMixin, check_mode
 
 FEEDBACK = ("explicit", "implicit")
-SENSITIVITY = 2.0
 #: BPR fold-in of a new user for the implicit variant: BPR-MF's defaults (``models.bpr``)
 FOLD_IN_STEPS, FOLD_IN_LR = 50, 0.05
-
-
-def objective_noise(n_items: int, n_factors: int, epsilon: float, sensitivity: float,
-                    rng: np.random.Generator) -> np.ndarray:
-    """``[n_items, n_factors]`` vectors with density ∝ ``exp(-eps ||η|| / Δ)``: uniform
-    directions, norms ~ Gamma(n_factors, Δ / eps)."""
-    directions = rng.standard_normal((n_items, n_factors))
-    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
-    return directions * rng.gamma(n_factors, sensitivity / epsilon, size=(n_items, 1))
 
 
 class DPMF(FactorRecommender, NoiseMixin):

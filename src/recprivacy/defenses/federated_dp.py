@@ -36,9 +36,9 @@ paper's implementation and are flagged as such.
   post-processing and keeps ε_f; ``max_slope = inf`` restores the bare polynomial.
 * ``ItemObjectiveNoise`` -- F-DPMF (Hua et al. 2015 made federated): federated MF (private
   ``p_u``, uploaded item table ``Q``) trained on ``L + Σ_v η_vᵀ q_v``, each ``η_v`` with
-  density ∝ ``exp(-ε ||η|| / Δ)`` (norm ~ Gamma(d, Δ/ε), uniform direction:
-  ``defenses.dpmf.objective_noise``), ``Δ = 2`` as in ``defenses.dpmf``, ``ε = 40``. As in
-  Hua et al. (and ``defenses.dpmf``) ``η`` is drawn once per user (the ``objective`` stream of
+  density ∝ ``exp(-ε ||η|| / Δ)`` (norm ~ Gamma(d, Δ/ε), uniform direction), ``Δ = 2`` as in
+  ``defenses.dpmf``, ``ε = 40`` (both share ``defenses.objective_perturbation``). As in Hua et
+  al. (and ``defenses.dpmf``) ``η`` is drawn once per user (the ``objective`` stream of
   round 0) so each user's perturbed objective is fixed; in minibatch SGD step ``s`` takes the
   share ``w_s`` of the epoch's samples times ``η`` (one epoch adds the whole term once).
 
@@ -62,8 +62,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from recprivacy.defenses.dpmf import SENSITIVITY as DPMF_SENSITIVITY
-from recprivacy.defenses.dpmf import objective_noise
+from recprivacy.defenses.objective_perturbation import SENSITIVITY as DPMF_SENSITIVITY
+from recprivacy.defenses.objective_perturbation import objective_noise
 from recprivacy.errors import ConfigError, DataError
 from recprivacy.privacy.accounting import PrivacyStatement, basic_composition, check_positive
 from recprivacy.privacy.mechanisms import LaplaceMechanism, RandomizedResponse

@@ -29,12 +29,10 @@ import abc
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-from scipy import stats
 
-from recprivacy.data.features import feature_frame, parse_features
 from recprivacy.errors import DataError
 from recprivacy.privacy.accounting import (
     GaussianCalibration,
@@ -44,6 +42,9 @@ from recprivacy.privacy.accounting import (
     gaussian_epsilon,
     gaussian_sigma,
 )
+
+if TYPE_CHECKING:  # perturb_features' tables; the mechanisms themselves need NumPy only
+    import pandas as pd
 
 PM_BUDGET_PER_FEATURE = 2.5  # Wang et al. 2019, Eq. (DIPSGNN Eq. 3): k = floor(eps / 2.5)
 
@@ -89,8 +90,10 @@ class LaplaceMechanism:
         return np.full(np.shape(values), 2.0 * self.scale**2)
 
     def density(self, outputs: np.ndarray, values: np.ndarray) -> np.ndarray:
-        """Output density at ``outputs`` given inputs ``values`` (broadcast)."""
-        return stats.laplace.pdf(outputs, loc=values, scale=self.scale)
+        """Output density ``exp(-|y - x| / b) / (2 b)`` at outputs ``y`` given inputs ``x``
+        (broadcast)."""
+        b = self.scale
+        return 0.5 * np.exp(-np.abs((np.asarray(outputs, dtype=np.float64) - values) / b)) / b
 
 
 @dataclass(frozen=True)
@@ -431,6 +434,10 @@ def perturb_features(
     OUE bits with eps/k (not rescaled); features not sampled are all zero. Same layout as
     ``data.features.encode_features``; ``epsilon = inf`` returns that clean encoding.
     """
+    # imported here: ``data.features`` is the tabular layer (pandas), which the other
+    # mechanisms, and so a federated device, never need
+    from recprivacy.data.features import feature_frame, parse_features
+
     features = parse_features(table, numeric_cols, categorical_cols, bounds, categories)
     budget = multi_feature_budget(epsilon, len(features))
     if math.isinf(budget.epsilon):
