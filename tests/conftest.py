@@ -23,6 +23,12 @@ from typing import Any
 import pytest
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # the workers are the suite's parallelism: each computes on one thread unless the environment
+    # says otherwise (two threads per worker on two cores made one DIPSGNN test take 342 s instead
+    # of 140 s; the golden records are the same on one thread)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("RECPRIVACY_TRAIN_THREADS", "1")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
