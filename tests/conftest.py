@@ -35,9 +35,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """The files holding a ``slow`` test first, each in collection order: ``make test`` hands
     whole files to its workers in this order (``--dist loadfile --no-loadscope-reorder``), so
     the long files start at once and the short ones fill in around them, instead of a long file
-    starting last and running alone at the end."""
+    starting last and running alone at the end. Slow real-data files go before the other slow
+    ones: they compute for minutes on one core, while the Flower and Ray tests mostly wait on
+    the processes they start and overlap best with everything else."""
     slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow)
+    real = {item.path for item in items if item.get_closest_marker("realdata")}
+    items.sort(key=lambda item: (item.path not in slow, item.path not in real))
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

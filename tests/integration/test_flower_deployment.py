@@ -41,7 +41,7 @@ def test_killing_a_supernode_mid_run_fails_the_round_with_a_clear_error(tmp_path
         killer.join(timeout=5)
     assert time.monotonic() - start < 600
     groups = {proc.pid for proc in [federation.superlink, *federation.supernodes]}
-    assert _live_processes_in(groups) == []  # nothing a SuperNode started outlives the federation
+    assert _wait_for_none(groups) == []  # nothing a SuperNode started outlives the federation
 
 
 @pytest.mark.slow
