@@ -43,27 +43,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: (item.path not in slow, item.path not in real))
 
 
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadfile`` that hands a worker its next file only once the worker is down to its
-    current file's last test (xdist's own loadfile does so at three tests left: a worker busy with
-    a few long tests then queued the next long file behind them while another worker sat idle).
-    A worker needs one test beyond the one it runs before it starts it, so one is the least."""
-    if config.getoption("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadFileScheduling
-
-    class NextFileAtTheLastTest(LoadFileScheduling):
-        def _reschedule(self, node: Any) -> None:
-            if node.shutting_down:
-                return
-            if not self.workqueue:
-                node.shutdown()
-            elif self._pending_of(self.assigned_work[node]) <= 1:
-                self._assign_work_unit(node)
-
-    return NextFileAtTheLastTest(config, log)
-
-
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one worker per core this process may use, plus one. The Flower and Ray
     tests spend most of their time waiting on the processes they start (a SuperNode polls for
