@@ -35,18 +35,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """The files holding a ``slow`` test first, each in collection order: ``make test`` hands
     whole files to its workers in this order (``--dist loadfile --no-loadscope-reorder``), so
     the long files start at once and the short ones fill in around them, instead of a long file
-    starting last and running alone at the end. Slow real-data files go before the other slow
-    ones: they compute for minutes on one core, while the Flower and Ray tests mostly wait on
-    the processes they start and overlap best with everything else."""
+    starting last and running alone at the end. The Ray tests are not marked: started together,
+    their local clusters slowed each other down up to threefold."""
     slow = {item.path for item in items if item.get_closest_marker("slow")}
-    real = {item.path for item in items if item.get_closest_marker("realdata")}
-    items.sort(key=lambda item: (item.path not in slow, item.path not in real))
+    items.sort(key=lambda item: item.path not in slow)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one worker per core this process may use, plus one. The Flower and Ray
     tests spend most of their time waiting on the processes they start (a SuperNode polls for
-    messages every 3 s), and the extra worker runs other tests meanwhile."""
+    messages every 3 s), and the extra worker runs other tests meanwhile. (Two extra workers
+    were slower: 10 min 38 s against 9 min 8 s, the Ray clusters competing.)"""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return cores + 1
 

@@ -50,7 +50,6 @@ def config(tmp_path: Path) -> Path:
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="flower-sim needs flwr[simulation]")
-@pytest.mark.slow
 def test_engine_option_runs_the_study_on_flower_with_the_simulator_numbers(config: Path, tmp_path: Path):
     default, default_report = _run(config, tmp_path / "sim")
     flower, flower_report = _run(config, tmp_path / "flower", "--engine", "flower-sim")

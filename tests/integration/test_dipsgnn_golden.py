@@ -27,7 +27,6 @@ def test_dipsgnn_smoke_in_this_process_matches_the_golden_numbers(golden):
     golden("dipsgnn_smoke", {"study": run_study(load_config(base=TINY))})
 
 
-@pytest.mark.slow
 def test_the_smoke_run_on_local_ray_with_two_workers_gives_the_golden_numbers(golden, tmp_path):
     ray = pytest.importorskip("ray")  # the optional 'ray' extra (installed in the test environment)
     from recprivacy.experiments.kit import Bench, RayExecutor, RecordStore

@@ -28,7 +28,6 @@ def others():
     return {name: run_study(load_config(base=SMOKE[name])) for name in ("impressions", "audit")}
 
 
-@pytest.mark.slow
 def test_the_simulated_smoke_run_on_local_ray_with_two_workers_gives_the_golden_numbers(golden, others, tmp_path):
     ray = pytest.importorskip("ray")  # the optional 'ray' extra (installed in the test environment)
     from recprivacy.experiments.kit import Bench, RayExecutor, RecordStore

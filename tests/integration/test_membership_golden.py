@@ -23,7 +23,6 @@ def test_membership_smoke_matches_the_golden_numbers(golden):
     golden("membership_smoke", {"study": run_study(load_config(SMOKE))})
 
 
-@pytest.mark.slow
 def test_the_smoke_grid_on_local_ray_with_two_workers_gives_the_same_numbers(golden, tmp_path):
     ray = pytest.importorskip("ray")  # the optional 'ray' extra (installed in the test environment)
     from recprivacy.experiments.kit import Bench, RayExecutor, RecordStore

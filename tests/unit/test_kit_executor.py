@@ -45,7 +45,6 @@ def local_ray():
     ray.shutdown()
 
 
-@pytest.mark.slow
 def test_ray_and_in_process_give_identical_measurements(local_ray, tmp_path):
     here = Bench(RecordStore(tmp_path / "here"), InProcess()).run(TinyLFM(), CELLS)
     there = Bench(RecordStore(tmp_path / "ray"), RayExecutor()).run(TinyLFM(), CELLS)
