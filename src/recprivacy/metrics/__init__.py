@@ -6,16 +6,11 @@ message) does not import SciPy and scikit-learn through ``metrics.attack``."""
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from recprivacy.lazy import lazy_getattr
 
 _ATTACK = ("advantage", "balanced_accuracy", "binary_attack_report", "blind_guess", "empirical_epsilon",
            "multiclass_attack_report", "precision_recall_f1", "roc_auc", "roc_curve", "tpr_at_fpr")  # fmt: skip
-_HOME = {**dict.fromkeys(_ATTACK, "attack"), **dict.fromkeys(("evaluate", "hit_matrix", "ranking_metrics"), "ranking")}
+_HOME = {**dict.fromkeys(_ATTACK, "recprivacy.metrics.attack"),
+         **dict.fromkeys(("evaluate", "hit_matrix", "ranking_metrics"), "recprivacy.metrics.ranking")}
 __all__ = sorted(_HOME)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _HOME:
-        return getattr(import_module(f"recprivacy.metrics.{_HOME[name]}"), name)
-    raise AttributeError(f"module 'recprivacy.metrics' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _HOME)

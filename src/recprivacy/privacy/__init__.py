@@ -12,8 +12,7 @@ import ``data.features`` and its pandas through ``encode_features``.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from recprivacy.lazy import lazy_getattr
 
 _ACCOUNTING = ("ACCOUNTANTS", "Accountant", "PLDAccountant", "PrivacyStatement", "RDPAccountant", "ZCDPAccountant",
                "basic_composition", "check_delta", "compose_gaussian", "compose_laplace", "dipsgnn_composed_statement",
@@ -32,7 +31,4 @@ _HOME = {
 __all__ = sorted(_HOME)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _HOME:
-        return getattr(import_module(_HOME[name]), name)
-    raise AttributeError(f"module 'recprivacy.privacy' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _HOME)

@@ -17,9 +17,10 @@ file (``device.Device``). ``client_app`` builds one around any way of finding a 
 ``run_simulation`` takes no run config, so the simulation engine hands it over directly).
 
 A SuperNode starts a ClientApp process for every message it receives, so this module imports
-only Flower and the device file at the top: torch, the protocol and the spec (about 1.5 s of
-CPU on import, most of it torch; no pandas, SciPy statistics or centralised models, which
-``tests/unit/test_device_imports.py`` checks) are imported by ``train`` when a device trains,
+only Flower and the device file at the top: torch, the protocol and the spec (most of their
+import cost is torch; no pandas, SciPy statistics or centralised models, which
+``tests/unit/test_device_imports.py`` checks; the cost is in BENCHMARKS.md, "A federated
+device's imports") are imported by ``train`` when a device trains,
 and answering the server's question costs a process start and Flower alone.
 """
 
