@@ -50,6 +50,26 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return cores + 1
 
 
+@pytest.fixture
+def local_ray():
+    """A local Ray instance of two workers, shared by the tests of this process: the first test
+    that asks starts it and the next ones reuse it (a start costs about 5 CPU s, and each worker
+    imports recprivacy again), instead of one instance per test. A run that shuts Ray down
+    (Flower's simulation engine does) leaves the next test to start it again; the session's end
+    stops it (``pytest_sessionfinish``)."""
+    ray = pytest.importorskip("ray")  # the optional 'ray' extra (installed in the test environment)
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    return ray
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Stop the shared local Ray instance (``local_ray``), if this process started one."""
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        ray.shutdown()
+
+
 def _data_root() -> Path | None:
     env = os.environ.get("RECPRIVACY_DATA")
     if env:

@@ -6,25 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from test_cli_resume import interrupted_copy, invoke
 
-from recprivacy.config import load_config
+from recprivacy.config import Config
 from recprivacy.experiments import Results, load_results, run_study
 
 
-def on_local_ray(study: dict[str, Any], folder: Path) -> Results:
-    """The study of the config mapping ``study`` with its cells on a local Ray instance of two
-    workers, stored under ``folder``."""
-    ray = pytest.importorskip("ray")  # the optional 'ray' extra (installed in the test environment)
+def on_local_ray(config: Config, folder: Path) -> Results:
+    """The study of ``config`` with its cells on the local Ray instance (the ``local_ray``
+    fixture of ``tests/conftest.py``, which the test requests), stored under ``folder``."""
     from recprivacy.experiments.kit import Bench, RayExecutor, RecordStore
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        return run_study(load_config(base=study), Bench(RecordStore(folder), RayExecutor()))
-    finally:
-        ray.shutdown()
+    return run_study(config, Bench(RecordStore(folder), RayExecutor()))
 
 
 def stored_cells(folder: Path) -> int:

@@ -10,8 +10,8 @@ Re-record only on purpose (a change meant to move the numbers), and say why in t
 
 from __future__ import annotations
 
-import pytest
 import yaml
+from kit_runs import on_local_ray
 from test_cli_resume import interrupted_copy, invoke
 from test_dipsgnn_study import TINY
 
@@ -27,15 +27,8 @@ def test_dipsgnn_smoke_in_this_process_matches_the_golden_numbers(golden):
     golden("dipsgnn_smoke", {"study": run_study(load_config(base=TINY))})
 
 
-def test_the_smoke_run_on_local_ray_with_two_workers_gives_the_golden_numbers(golden, tmp_path):
-    ray = pytest.importorskip("ray")  # the optional 'ray' extra (installed in the test environment)
-    from recprivacy.experiments.kit import Bench, RayExecutor, RecordStore
-
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        results = run_study(load_config(base=TINY), Bench(RecordStore(tmp_path), RayExecutor()))
-    finally:
-        ray.shutdown()
+def test_the_smoke_run_on_local_ray_with_two_workers_gives_the_golden_numbers(local_ray, golden, tmp_path):
+    results = on_local_ray(load_config(base=TINY), tmp_path)
     golden("dipsgnn_smoke", {"study": results})
     assert len((tmp_path / "records.jsonl").read_text().splitlines()) == N_CELLS
 

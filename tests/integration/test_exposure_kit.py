@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from kit_runs import on_local_ray
 from test_cli_resume import interrupted_copy, invoke
 from test_exposure_golden import SMOKE
 
@@ -29,14 +30,7 @@ def others():
 
 
 def test_the_simulated_smoke_run_on_local_ray_with_two_workers_gives_the_golden_numbers(golden, others, tmp_path):
-    ray = pytest.importorskip("ray")  # the optional 'ray' extra (installed in the test environment)
-    from recprivacy.experiments.kit import Bench, RayExecutor, RecordStore
-
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        results = run_study(load_config(base=SMOKE["simulated"]), Bench(RecordStore(tmp_path), RayExecutor()))
-    finally:
-        ray.shutdown()
+    results = on_local_ray(load_config(base=SMOKE["simulated"]), tmp_path)
     golden("exposure_smoke", {"simulated": results, **others})
     assert len((tmp_path / "records.jsonl").read_text().splitlines()) == N_CELLS
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+from kit_runs import on_local_ray
 
 from recprivacy.config import load_config
 from recprivacy.experiments import run_study
@@ -23,14 +23,7 @@ def test_membership_smoke_matches_the_golden_numbers(golden):
     golden("membership_smoke", {"study": run_study(load_config(SMOKE))})
 
 
-def test_the_smoke_grid_on_local_ray_with_two_workers_gives_the_same_numbers(golden, tmp_path):
-    ray = pytest.importorskip("ray")  # the optional 'ray' extra (installed in the test environment)
-    from recprivacy.experiments.kit import Bench, RayExecutor, RecordStore
-
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        results = run_study(load_config(SMOKE), Bench(RecordStore(tmp_path), RayExecutor()))
-    finally:
-        ray.shutdown()
+def test_the_smoke_grid_on_local_ray_with_two_workers_gives_the_same_numbers(local_ray, golden, tmp_path):
+    results = on_local_ray(load_config(SMOKE), tmp_path)
     golden("membership_smoke", {"study": results})
     assert len((tmp_path / "records.jsonl").read_text().splitlines()) == 43  # every cell of both seeds stored

@@ -22,8 +22,8 @@ def audit():
     return run_study(load_config(base=AUDIT))
 
 
-def test_the_smoke_grid_on_local_ray_with_two_workers_gives_the_golden_numbers(golden, audit, tmp_path):
-    golden("upcsdg_smoke", {"study": on_local_ray(STUDY, tmp_path), "audit": audit})
+def test_the_smoke_grid_on_local_ray_with_two_workers_gives_the_golden_numbers(local_ray, golden, audit, tmp_path):
+    golden("upcsdg_smoke", {"study": on_local_ray(load_config(base=STUDY), tmp_path), "audit": audit})
     assert stored_cells(tmp_path) == N_CELLS
 
 

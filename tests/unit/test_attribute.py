@@ -9,6 +9,7 @@ import torch
 
 from recprivacy.attacks.attribute import (
     ATTACKERS,
+    BLIND,
     AttributeAttacker,
     attack_report,
     component_matrix,
@@ -92,6 +93,16 @@ def test_blind_attackers_stay_near_chance(kind):
     assert kind in ATTACKERS
 
 
+@pytest.mark.parametrize("kind", BLIND)
+def test_blind_attackers_never_read_a_feature(kind):
+    """A blind guess is the same whatever the features hold, even NaN (so none is standardised)."""
+    x, y = _separable()
+    nan = np.full_like(x, np.nan)
+    real = AttributeAttacker(kind, 2, seed=0).fit(x[:20], y[:20]).score(x[20:])
+    assert np.array_equal(AttributeAttacker(kind, 2, seed=0).fit(nan[:20], y[:20]).score(nan[20:]), real)
+    assert np.allclose(real.sum(axis=1), 1.0)
+
+
 def test_component_matrix_slices_and_orders_parameters():
     deltas = {"E_U": torch.ones(2, 2, 3), "item": torch.full((2, 4, 2), 2.0), "mlp1.user": torch.full((2, 1), 3.0)}
     comps = {"E_U": "user", "item": "item", "mlp1.user": "mlp1"}
@@ -150,8 +161,9 @@ def test_sparse_input_gives_the_dense_attackers_result(kind):
     known, unknown = zeta_split(len(y), 0.3, seed=0)
     a = AttributeAttacker(kind, 2, seed=0).fit(x[known], y[known])
     b = AttributeAttacker(kind, 2, seed=0).fit(x[known].toarray(), y[known])
-    np.testing.assert_allclose(a.mean_, b.mean_, atol=1e-6)
-    np.testing.assert_allclose(a.std_, b.std_, atol=1e-5)
+    if kind not in BLIND:  # a blind guess has no column moments
+        np.testing.assert_allclose(a.mean_, b.mean_, atol=1e-6)
+        np.testing.assert_allclose(a.std_, b.std_, atol=1e-5)
     atol = 1e-3 if kind == "dnn" else 0.0
     np.testing.assert_allclose(a.score(x[unknown]), b.score(x[unknown].toarray()), atol=atol)
 

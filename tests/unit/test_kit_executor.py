@@ -37,12 +37,9 @@ class TinyLFM:
 CELLS = [Cell({"seed": s, "n_factors": f}, str(s)) for s in (0, 1, 2) for f in (2, 4)]
 
 
-@pytest.fixture(scope="module")
-def local_ray():
+@pytest.fixture(autouse=True)
+def _by_value():
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import this test file
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def test_ray_and_in_process_give_identical_measurements(local_ray, tmp_path):

@@ -58,6 +58,8 @@ from recprivacy.metrics.attack import multiclass_attack_report
 from recprivacy.models.training import torch_threads
 
 ATTACKERS = ("dnn", "tree", "svc", "knn", "random", "stratified", "majority")
+#: the blind guesses: they read the labels and the number of rows, never a feature
+BLIND = ("random", "stratified", "majority")
 COMPONENT_SETS: dict[str, tuple[str, ...]] = {
     "all": ("user", "item", "mlp1", "mlp2"),
     "user": ("user",),
@@ -185,6 +187,11 @@ class AttributeAttacker:
         y = np.asarray(y, dtype=np.int64)
         if x.shape[0] != len(y) or len(y) == 0:
             raise DataError(f"attacker: {x.shape[0]} feature rows but {len(y)} labels; expected the same, at least one")
+        self.fitted_rows_ = len(y)
+        self.classes_ = np.unique(y)
+        if self.kind in BLIND:  # no column moments or standardised copy of features it never reads
+            self.model_ = self._sklearn().fit(np.zeros((len(y), 1), np.float32), y)
+            return self
         moments = _column_moments(x)
         if self.standardize:
             self.mean_, self.std_ = moments[0].copy(), moments[1].copy()
@@ -193,8 +200,6 @@ class AttributeAttacker:
         self.std_[self.std_ == 0] = 1.0
         self.gamma_ = self._rbf_gamma(*moments) if sp.issparse(x) else "scale"
         z = self._standard(x)
-        self.fitted_rows_ = len(y)
-        self.classes_ = np.unique(y)
         if self.kind == "dnn":
             self.model_ = self._fit_dnn(z, y)
         else:
@@ -204,7 +209,8 @@ class AttributeAttacker:
     def score(self, x: Features) -> np.ndarray:
         """Probabilities ``[n, n_classes]`` (classes the training users lacked get 0; ``svc``
         gives its hard decision as a one-hot row, since SVC has no native probabilities)."""
-        z = self._standard(_as_features(x))
+        x = _as_features(x)
+        z = np.zeros((x.shape[0], 1), np.float32) if self.kind in BLIND else self._standard(x)
         n = z.shape[0]
         if self.kind == "dnn":
             with torch.no_grad():
