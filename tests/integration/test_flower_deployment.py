@@ -52,7 +52,8 @@ def test_a_signal_during_a_deployment_stops_every_process_it_started(tmp_path: P
              f"from test_flower_deployment import _deploy_until_signalled; _deploy_until_signalled({str(tmp_path)!r})"
     study = subprocess.Popen([sys.executable, "-c", script], start_new_session=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     try:
-        assert _wait_for(tmp_path / "logs" / "run.log", "[ROUND 2/", study), "the run did not reach round 2"
+        # signalled as round 1 starts, while the ClientApps that tell the server their user run: they must go too
+        assert _wait_for(tmp_path / "logs" / "run.log", "[ROUND 1/", study), "the run did not reach round 1"
         study.send_signal(sig)
         code = study.wait(timeout=120)
     finally:
