@@ -11,7 +11,7 @@ import pytest
 from recprivacy import Matrix
 from recprivacy.experiments.matrix.plan import ATTACKS
 
-SEQUENTIAL = {"canaries": 100, "canary_guesses": 20, "params": {"n_epochs": 1, "hidden": 16, "user_mode": "none"}}
+SEQUENTIAL = {"canaries": 100, "canary_guesses": 20, "params": {"n_epochs": 1, "hidden": 16, "user_mode": "none", "max_len": 20}}
 UPLOADS = {"max_users": 40, "rounds": 1, "dim": 4, "defences": ["apm", "fdpmf", "fgerai"], "attackers": ["tree"], "seeds": 2,
            "federated": {"local_epochs": 1, "batch_size": 256}}
 
