@@ -20,6 +20,12 @@ if TYPE_CHECKING:
     from recprivacy.federated.engines import Deployments
 
 
+NO_PRESTART = {"enable_worker_prestart": False, "prestart_worker_first_driver": False}
+"""Ray's system config for the simulation engine: no task workers started ahead of use (Ray starts
+one per CPU by default; Flower's ClientApps run in actors, processes of their own, so those
+workers would only import Ray and then poll, idle, for the whole run)."""
+
+
 def run_simulation_engine(spec: AppSpec, devices: list[Device], workers: int = 1) -> ServerLog:
     """Train through Flower's simulation engine (module docstring); RecPrivacyError if the
     run failed or Ray is missing."""
@@ -34,7 +40,7 @@ def run_simulation_engine(spec: AppSpec, devices: list[Device], workers: int = 1
 
     logs: list[ServerLog] = []
     backend = {"init_args": {"num_cpus": workers, "_node_ip_address": "127.0.0.1", "logging_level": "ERROR",
-                             "include_dashboard": False},
+                             "include_dashboard": False, "_system_config": NO_PRESTART},
                "client_resources": {"num_cpus": 1, "num_gpus": 0.0}}
     clients = client_app(lambda context: devices[int(context.node_config["partition-id"])], lambda context: spec)
     server = server_app(lambda context: spec, lambda log, context: logs.append(log))
