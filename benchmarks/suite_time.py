@@ -3,8 +3,9 @@
 Runs ``bash .ci/run`` (install from nothing on a fresh clone, then ``make test``: pytest with one
 pytest-xdist worker per core) in the given checkout and records the whole command's wall seconds,
 the suite's own duration and outcome as pytest prints them on its last line (``N passed in S s``),
-the CPU seconds of the command and every process it waited for (``wait4``), and the machine's load
-average before and after. Run it on a fresh clone so the install is measured from nothing::
+the CPU seconds of the command and every process it waited for (``wait4``), the machine's busy
+CPU seconds over the run (``/proc/stat``: every process, also the Flower and Ray daemons that
+``wait4`` never sees, and other jobs on a shared machine) and its load average before and after. Run it on a fresh clone so the install is measured from nothing::
 
     git clone -q REPO /tmp/ci && cd /tmp/ci && CI=true RECPRIVACY_DATA=DATA PYTHONPATH=src:benchmarks python3 benchmarks/suite_time.py
 
@@ -31,9 +32,19 @@ ROOT = Path(__file__).resolve().parents[1]
 SUMMARY = re.compile(r"(?P<outcome>\d+ (?:passed|failed|errors?)\b.*?) in (?P<seconds>[\d.]+)s")
 
 
+def busy_seconds() -> float | None:
+    """CPU seconds the whole machine has spent busy since boot (``/proc/stat``: all but idle and
+    iowait), or None where there is no ``/proc/stat``."""
+    try:
+        ticks = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    except OSError:
+        return None
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def run(command: str, cwd: Path) -> dict:
     """``command`` in ``cwd``, its output echoed line by line and the pytest summary parsed."""
-    load_before, start = os.getloadavg()[0], time.perf_counter()
+    load_before, busy_before, start = os.getloadavg()[0], busy_seconds(), time.perf_counter()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # CI sets none; this script needs one
     proc = subprocess.Popen(command, shell=True, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     summary = None
@@ -41,8 +52,10 @@ def run(command: str, cwd: Path) -> dict:
         sys.stdout.write(line)
         summary = SUMMARY.search(line) or summary
     _, status, usage = os.wait4(proc.pid, 0)
+    busy_after = busy_seconds()
     return {"measured_command": command, "exit_code": os.waitstatus_to_exitcode(status),
             "wall_seconds": time.perf_counter() - start, "cpu_seconds": usage.ru_utime + usage.ru_stime,
+            "machine_busy_cpu_seconds": None if busy_before is None else busy_after - busy_before,
             "pytest_seconds": float(summary["seconds"]) if summary else None,
             "pytest_outcome": summary["outcome"] if summary else None,
             "load_before": load_before, "load_after": os.getloadavg()[0]}  # fmt: skip
