@@ -61,6 +61,7 @@ def test_a_signal_during_a_deployment_stops_every_process_it_started(tmp_path: P
     groups = set(json.loads((tmp_path / "groups.json").read_text())) | {study.pid}
     assert code == -sig  # the signal ends the study as it would without a federation (SIGINT: an uncaught KeyboardInterrupt)
     assert _wait_for_none(groups) == []
+    assert sorted((tmp_path / "devices").iterdir()) == []  # the users' data go too (SIGTERM's default action skips every cleanup)
 
 
 def _deploy_until_signalled(workdir: str) -> None:

@@ -1,6 +1,7 @@
 """Which signals a ``LocalFederation`` takes over while it is up (no process is started here):
 SIGTERM and SIGINT with Python or default handlers, never a signal the process ignores (a
-background job inherits SIGINT ignored), and the handlers found on entry come back."""
+background job inherits SIGINT ignored), the handlers found on entry come back, and a signal
+deletes the device files it served."""
 
 from __future__ import annotations
 
@@ -39,3 +40,17 @@ def test_sigint_with_pythons_handler_raises_keyboard_interrupt_after_stopping(tm
     with pytest.raises(KeyboardInterrupt):
         federation._on_signal(signal.SIGINT, None)  # nothing started: stop() has nothing to stop
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_signal_deletes_the_device_files_and_leaves_the_rest(tmp_path: Path, saved_handlers):
+    """The users' data go before the signal acts (SIGTERM's default action would skip every cleanup)."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    devices = [tmp_path / "devices" / f"user-{u}.npz" for u in range(2)]
+    devices[0].parent.mkdir()
+    for path in [*devices, tmp_path / "run.log"]:
+        path.write_bytes(b"x")
+    federation = LocalFederation(devices, tmp_path)
+    federation._install_handlers()
+    with pytest.raises(KeyboardInterrupt):
+        federation._on_signal(signal.SIGINT, None)
+    assert not any(path.exists() for path in devices) and (tmp_path / "run.log").exists()

@@ -87,7 +87,9 @@ class LocalFederation:
     groups, then restore the handlers found on entry and deliver the signal to them again: a
     study stopped by ``kill`` or Ctrl-C leaves no SuperLink, SuperNode or ClientApp behind,
     and ends as it would have ended without the federation (SIGTERM's default action
-    terminates the process, SIGINT's raises ``KeyboardInterrupt``)."""
+    terminates the process, SIGINT's raises ``KeyboardInterrupt``). The signal also deletes the
+    device files before it goes on: they hold the users' data, and SIGTERM's default action (or
+    another federation's handler that ends in it) skips every cleanup of the folders around them."""
 
     def __init__(self, device_files: list[Path], workdir: Path, timeout: float = 120.0, attempts: int = 3) -> None:
         self.device_files = device_files
@@ -141,13 +143,15 @@ class LocalFederation:
         self.previous_handlers = {}
 
     def _on_signal(self, signum: int, frame: object) -> None:
-        """Stop, restore, then act as the handler found on entry would have: a Python handler
-        (SIGINT's ``default_int_handler`` raises ``KeyboardInterrupt``) is called here, in the
+        """Stop, delete the device files, restore, then act as the handler found on entry would
+        have: a Python handler (SIGINT's ``default_int_handler`` raises ``KeyboardInterrupt``) is called here, in the
         main thread, so its exception leaves whatever the main thread was waiting on (re-raising
         the signal instead would let that wait finish first: ``flwr run`` returns once its
         SuperLink is gone); ``SIG_DFL`` is re-raised for its default action."""
         previous = self.previous_handlers.get(signum)
         self.stop()
+        for path in self.device_files:
+            path.unlink(missing_ok=True)
         self._restore_handlers()
         if callable(previous):
             previous(signum, frame)
