@@ -85,10 +85,9 @@ def test_coat_study_on_flower_gives_the_simulator_numbers(engine):
     from recprivacy.experiments.runner import run_study
 
     # the acceptance run is 40 devices. For flower that is 40 SuperNode processes, and every message
-    # to a device starts a ClientApp process of its own (about 4 CPU s, mostly imports): about 11
-    # minutes on a 2-core machine (docs/flower.md), beyond the suite's budget, so the suite deploys
-    # 4 devices (8 cost twice the CPU: 234 against 130 CPU s) and RECPRIVACY_FLOWER_USERS=40 runs
-    # the acceptance size
+    # to a device starts a ClientApp process of its own, so this test's CPU grows with its devices
+    # (BENCHMARKS.md): the suite deploys 4 devices and RECPRIVACY_FLOWER_USERS=40 runs the acceptance
+    # size, beyond the suite's budget
     users = 40 if engine == "flower-sim" else int(os.environ.get("RECPRIVACY_FLOWER_USERS", "4"))
     expected = run_study(_coat_config("simulator", users)).metrics
     got = run_study(_coat_config(engine, users)).metrics

@@ -94,8 +94,16 @@ def test_blind_attackers_stay_near_chance(kind):
 
 
 @pytest.mark.parametrize("kind", BLIND)
-def test_blind_attackers_never_read_a_feature(kind):
-    """A blind guess is the same whatever the features hold, even NaN (so none is standardised)."""
+def test_blind_attackers_never_read_a_feature(kind, monkeypatch):
+    """A blind guess is the same whatever the features hold, even NaN, and computes no column
+    moments and no standardised copy of them."""
+    import recprivacy.attacks.attribute as attribute
+
+    def never(*args):
+        raise AssertionError("a blind guess read its features")
+
+    monkeypatch.setattr(attribute, "_column_moments", never)
+    monkeypatch.setattr(AttributeAttacker, "_standard", never)
     x, y = _separable()
     nan = np.full_like(x, np.nan)
     real = AttributeAttacker(kind, 2, seed=0).fit(x[:20], y[:20]).score(x[20:])

@@ -144,10 +144,10 @@ class LocalFederation:
 
     def _on_signal(self, signum: int, frame: object) -> None:
         """Stop, delete the device files, restore, then act as the handler found on entry would
-        have: a Python handler (SIGINT's ``default_int_handler`` raises ``KeyboardInterrupt``) is called here, in the
-        main thread, so its exception leaves whatever the main thread was waiting on (re-raising
-        the signal instead would let that wait finish first: ``flwr run`` returns once its
-        SuperLink is gone); ``SIG_DFL`` is re-raised for its default action."""
+        have: a Python handler (SIGINT's ``default_int_handler`` raises ``KeyboardInterrupt``) is
+        called here, in the main thread, so its exception leaves whatever the main thread was
+        waiting on (re-raising the signal instead would let that wait finish first: ``flwr run``
+        returns once its SuperLink is gone); ``SIG_DFL`` is re-raised for its default action."""
         previous = self.previous_handlers.get(signum)
         self.stop()
         for path in self.device_files:
