@@ -10,6 +10,7 @@ import torch
 from recprivacy.attacks.attribute import (
     ATTACKERS,
     BLIND,
+    SCALE_FREE,
     AttributeAttacker,
     attack_report,
     component_matrix,
@@ -111,6 +112,34 @@ def test_blind_attackers_never_read_a_feature(kind, monkeypatch):
     assert np.allclose(real.sum(axis=1), 1.0)
 
 
+def test_the_tree_on_raw_rows_decides_as_a_tree_on_z_scored_rows(monkeypatch):
+    """The tree reads the raw rows and computes no moments: its probabilities equal those of
+    the same scikit-learn tree fitted on the explicitly z-scored rows (columns of very
+    different scales and one constant column, where the z-score is only a shift)."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    import recprivacy.attacks.attribute as attribute
+
+    x, y = _separable()
+    x = x * np.geomspace(1e-3, 1e3, x.shape[1], dtype=np.float32) + 7.0
+    x[:, 7] = 4.0
+    known, unknown = zeta_split(len(y), 0.3, seed=0)
+    mean, std = x[known].mean(axis=0), x[known].std(axis=0)
+    std[std == 0] = 1.0
+    reference = DecisionTreeClassifier(random_state=0).fit((x[known] - mean) / std, y[known])
+
+    def never(*args):
+        raise AssertionError("the tree standardised its input")
+
+    monkeypatch.setattr(attribute, "_column_moments", never)
+    monkeypatch.setattr(AttributeAttacker, "_standard", never)
+    assert "tree" in SCALE_FREE
+    tree = AttributeAttacker("tree", 2, seed=0).fit(x[known], y[known])
+    assert tree.model_.tree_.node_count == reference.tree_.node_count > 1
+    assert np.array_equal(tree.model_.tree_.feature, reference.tree_.feature)
+    assert np.array_equal(tree.score(x[unknown]), reference.predict_proba((x[unknown] - mean) / std))
+
+
 def test_component_matrix_slices_and_orders_parameters():
     deltas = {"E_U": torch.ones(2, 2, 3), "item": torch.full((2, 4, 2), 2.0), "mlp1.user": torch.full((2, 1), 3.0)}
     comps = {"E_U": "user", "item": "item", "mlp1.user": "mlp1"}
@@ -169,7 +198,7 @@ def test_sparse_input_gives_the_dense_attackers_result(kind):
     known, unknown = zeta_split(len(y), 0.3, seed=0)
     a = AttributeAttacker(kind, 2, seed=0).fit(x[known], y[known])
     b = AttributeAttacker(kind, 2, seed=0).fit(x[known].toarray(), y[known])
-    if kind not in BLIND:  # a blind guess has no column moments
+    if kind not in BLIND + SCALE_FREE:  # a blind guess and a tree have no column moments
         np.testing.assert_allclose(a.mean_, b.mean_, atol=1e-6)
         np.testing.assert_allclose(a.std_, b.std_, atol=1e-5)
     atol = 1e-3 if kind == "dnn" else 0.0

@@ -22,7 +22,13 @@ Attackers (``AttributeAttacker``):
 
 All learned attackers see the same z-scored input, with mean and standard deviation fitted on
 the adversary's training users only (G12); ``standardize=False`` feeds them the raw ΔΘ instead,
-an ablation that shows how much of an attack's strength comes from the column scaling.
+an ablation that shows how much of an attack's strength comes from the column scaling. The
+tree is fitted on the raw rows either way (``SCALE_FREE``): each split compares one column
+with a threshold halfway between two training values, and the z-score ``(x - m) / s`` with
+``s > 0`` maps every column monotonically, so the tree of the z-scored rows is the tree of the
+raw rows with every threshold mapped the same way, and every prediction is the same (up to
+float rounding of values that nearly tie); computing the moments and the standardised copy
+of a wide ΔΘ would buy nothing.
 
 Sparse input (scipy CSR, such as ``recommendation_matrix``'s users x items lists) is never
 densified: ``z = (x - m) / s`` is split into a sparse scaling and a dense shift,
@@ -60,6 +66,8 @@ from recprivacy.models.training import torch_threads
 ATTACKERS = ("dnn", "tree", "svc", "knn", "random", "stratified", "majority")
 #: the blind guesses: they read the labels and the number of rows, never a feature
 BLIND = ("random", "stratified", "majority")
+#: attackers whose decisions a per-column positive affine map leaves unchanged (module docstring)
+SCALE_FREE = ("tree",)
 COMPONENT_SETS: dict[str, tuple[str, ...]] = {
     "all": ("user", "item", "mlp1", "mlp2"),
     "user": ("user",),
@@ -189,8 +197,8 @@ class AttributeAttacker:
             raise DataError(f"attacker: {x.shape[0]} feature rows but {len(y)} labels; expected the same, at least one")
         self.fitted_rows_ = len(y)
         self.classes_ = np.unique(y)
-        if self.kind in BLIND:  # no column moments or standardised copy of features it never reads
-            self.model_ = self._sklearn().fit(np.zeros((len(y), 1), np.float32), y)
+        if self.kind in BLIND + SCALE_FREE:  # no column moments, no standardised copy (module docstring)
+            self.model_ = self._sklearn().fit(self._input(x), y)
             return self
         moments = _column_moments(x)
         if self.standardize:
@@ -210,7 +218,7 @@ class AttributeAttacker:
         """Probabilities ``[n, n_classes]`` (classes the training users lacked get 0; ``svc``
         gives its hard decision as a one-hot row, since SVC has no native probabilities)."""
         x = _as_features(x)
-        z = np.zeros((x.shape[0], 1), np.float32) if self.kind in BLIND else self._standard(x)
+        z = self._input(x)
         n = z.shape[0]
         if self.kind == "dnn":
             with torch.no_grad():
@@ -221,6 +229,13 @@ class AttributeAttacker:
         else:
             proba[:, self.classes_] = self.model_.predict_proba(z)
         return proba
+
+    def _input(self, x: Features) -> Features:
+        """What the fitted attacker reads: nothing for a blind guess (one zero column), the raw
+        rows for ``SCALE_FREE`` attackers, the standardised rows otherwise."""
+        if self.kind in BLIND:
+            return np.zeros((x.shape[0], 1), np.float32)
+        return x if self.kind in SCALE_FREE else self._standard(x)
 
     def _standard(self, x: Features) -> Features:
         """``(x - m) / s`` for dense rows; ``x S⁻¹`` for sparse rows (the shift ``m S⁻¹`` is
