@@ -129,6 +129,16 @@ def test_aggregate_refuses_a_non_finite_upload_and_names_round_parameter_and_cli
     ok["w"][0, 1] = float("inf")
     with pytest.raises(RecPrivacyError, match="'w' .first: client 5.; local training diverged"):
         aggregate(ok, np.array([5, 9, 42]), 1)
+    ok["w"][2, 1] = -float("inf")  # opposite infinities: the mean is NaN, both clients are named
+    with pytest.raises(RecPrivacyError, match=r"2 client\(s\) uploaded non-finite 'w' \(first: client 5\)"):
+        aggregate(ok, np.array([5, 9, 42]), 1)
+
+
+def test_aggregate_names_no_client_when_finite_uploads_overflow_the_mean():
+    """Only a non-finite upload is refused: finite values whose sum overflows float32 are
+    averaged as they are (every upload was searched, none was at fault)."""
+    big = torch.full((2, 1), 3e38)
+    assert torch.isinf(aggregate({"w": big})["w"]).all()
 
 
 def test_simulator_round_names_the_client_whose_local_training_diverged():

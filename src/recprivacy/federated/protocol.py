@@ -417,8 +417,13 @@ def aggregate(uploads: dict[str, Tensor], users: np.ndarray | None = None, round
 
     A non-finite upload (a client's local SGD diverged) would spread NaN to every client
     through the mean, so it raises ``RecPrivacyError`` naming the round, the parameter and the
-    first such client (``users[i]`` is the client of row ``i``)."""
+    first such client (``users[i]`` is the client of row ``i``). The uploads are searched only
+    when a mean is not finite: a sum with a NaN or an infinite term is never finite, so a
+    finite mean proves every upload finite."""
+    means = {name: u.mean(dim=0) for name, u in uploads.items()}
     for name, u in uploads.items():
+        if bool(torch.isfinite(means[name]).all()):
+            continue
         bad = np.flatnonzero((~torch.isfinite(u.reshape(len(u), -1))).any(dim=1).numpy())
         if len(bad):
             who = bad[0] if users is None else users[bad[0]]
@@ -426,7 +431,7 @@ def aggregate(uploads: dict[str, Tensor], users: np.ndarray | None = None, round
                 f"round {round_ if round_ is not None else '?'}: {len(bad)} client(s) uploaded non-finite '{name}' "
                 f"(first: client {who}); local training diverged -- lower the local learning rate "
                 "or bound the updates with a clipping defence")
-    return {name: u.mean(dim=0) for name, u in uploads.items()}
+    return means
 
 
 def pseudo_gradient(global_params: dict[str, Tensor], uploads: dict[str, Tensor], lr: float) -> dict[str, Tensor]:
