@@ -80,7 +80,8 @@ def history_gram(history: sp.csr_matrix, table: torch.Tensor, max_cells: int = 1
     """``G[u] = Σ_{i ∈ S_u} q_i q_iᵀ`` (``[n, d, d]``, float64, in the rows' order) for the binary
     history rows: ``G[u] = X_uᵀX_u`` for ``X_u`` the user's item rows, by batched products over
     the chunks of ``length_chunks``, each user's rows zero-padded to the longest history of its
-    chunk. An empty history gives ``G[u] = 0``."""
+    chunk: about ``max_cells`` gathered cells at a time at most, and fewer than twice as many
+    rows gathered as the history has non-zeros. An empty history gives ``G[u] = 0``."""
     history = history.tocsr()
     lengths = np.diff(history.indptr)
     d = table.shape[1]
