@@ -15,7 +15,8 @@ from recprivacy.data.interactions import Interactions
 from recprivacy.data.synthetic import make_synthetic
 from recprivacy.errors import ConfigError, DataError, NotFittedError
 from recprivacy.models import make_model
-from recprivacy.models.foldin import gradient_fold_in, ridge_fold_in
+from recprivacy.models.bpr import BPRFoldInLoss
+from recprivacy.models.foldin import gradient_fold_in, history_gram, length_chunks, ridge_fold_in
 from recprivacy.models.lightgcn import LightGCN
 
 # 3 items in d = 2: q0 = (1, 0), q1 = (0, 1), q2 = (1, 1); the new user's history is {0, 2}
@@ -78,6 +79,64 @@ def test_gradient_fold_in_descends_the_loss_from_zero():
 
     (p,) = gradient_fold_in([2], HISTORY, loss, n_neg=1, steps=200, lr=0.05, seed=0)
     assert float(loss([p], users, items, None)) < 0.01
+
+
+def test_history_gram_equals_the_dense_definition_in_the_users_order():
+    # G[u] = Σ_{i ∈ S_u} q_i q_iᵀ by loops; lengths 9, 1, 0, 4, 2, 12, 3 (an empty one, the longest not first)
+    rng = np.random.default_rng(0)
+    q = torch.from_numpy(rng.normal(size=(12, 3)))
+    lengths = [9, 1, 0, 4, 2, 12, 3]
+    history = sp.csr_matrix(np.array([np.isin(np.arange(12), rng.permutation(12)[:n]) for n in lengths], dtype=float))
+    dense = torch.zeros(len(lengths), 3, 3, dtype=torch.float64)
+    for u, row in enumerate(history.toarray()):
+        for i in np.flatnonzero(row):
+            dense[u] += torch.outer(q[i], q[i])
+    for max_cells in (1, 3 * 12, 3 * 20, 1 << 24):  # a user per chunk, ..., one chunk per length class
+        torch.testing.assert_close(history_gram(history, q, max_cells), dense, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("max_rows", [1, 20, 1000])
+def test_history_gram_chunks_pad_each_user_to_its_own_chunk(max_rows):
+    # non-increasing lengths: every non-empty entry in one chunk, each chunk's padded cells w·(hi − lo) within
+    # max_rows (or one user) and under twice the chunk's own cells, the empty histories in none
+    lengths = np.array([414, 300, 210, 150, 90, 90, 40, 21, 20, 3, 1, 0, 0])
+    chunks = list(length_chunks(lengths, max_rows))
+    assert [i for lo, hi in chunks for i in range(lo, hi)] == list(range(11))
+    for lo, hi in chunks:
+        width = lengths[lo]
+        assert hi - lo == 1 or width * (hi - lo) <= max_rows
+        assert width * (hi - lo) < 2 * lengths[lo:hi].sum()
+
+
+def bpr_case(n_neg: int) -> tuple[BPRFoldInLoss, list[torch.Tensor], torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Random float64 BPR fold-in: 4 users (user 2 without pairs, user 0 with 3), 6 items in d = 3."""
+    gen = torch.Generator().manual_seed(0)
+    users, items = torch.tensor([0, 0, 0, 1, 3, 3]), torch.tensor([1, 4, 5, 0, 2, 1])
+    negatives = torch.randint(0, 6, (len(users), n_neg), generator=gen)
+    rows = [torch.randn(4, 3, dtype=torch.float64, generator=gen, requires_grad=True)]
+    return BPRFoldInLoss(torch.randn(6, 3, dtype=torch.float64, generator=gen), reg=0.3), rows, users, items, negatives
+
+
+@pytest.mark.parametrize("n_neg", [1, 3])
+def test_bpr_fold_in_gradient_equals_autograd_of_its_loss(n_neg):
+    loss, rows, users, items, negatives = bpr_case(n_neg)
+    (expected,) = torch.autograd.grad(loss(rows, users, items, negatives), rows)
+    (analytic,) = loss.gradient(users, items)(rows, negatives)
+    assert not analytic.requires_grad
+    torch.testing.assert_close(analytic, expected, rtol=1e-12, atol=1e-12)
+    assert analytic[2].abs().max() == 0  # no pairs, no gradient
+
+
+def test_gradient_fold_in_with_the_analytic_gradient_equals_the_autograd_path():
+    # the same loss as a plain function has no gradient of its own and is differentiated by autograd
+    loss = BPRFoldInLoss(torch.randn(40, 4, generator=torch.Generator().manual_seed(1)), reg=0.1)
+    cells = np.random.default_rng(2).random((6, 40)) < 0.2
+    cells[3] = False  # an empty history stays at zero
+    history = sp.csr_matrix(cells.astype(float))
+    (analytic,) = gradient_fold_in([4], history, loss, n_neg=2, steps=30, lr=0.05, seed=0)
+    (autograd,) = gradient_fold_in([4], history, lambda *args: loss(*args), n_neg=2, steps=30, lr=0.05, seed=0)
+    torch.testing.assert_close(analytic, autograd, rtol=1e-5, atol=1e-6)
+    assert analytic[3].abs().max() == 0 and analytic.abs().max() > 0.1
 
 
 # ---------------------------------------------------------------------------- LightGCN by hand

@@ -37,7 +37,7 @@ import torch.nn.functional as F
 from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.objective_perturbation import SENSITIVITY, objective_noise
 from recprivacy.errors import ConfigError, DataError
-from recprivacy.models.bpr import bpr_fold_in_loss
+from recprivacy.models.bpr import BPRFoldInLoss
 from recprivacy.models.foldin import gradient_fold_in, ridge_fold_in
 from recprivacy.models.lfm import FactorRecommender
 from recprivacy.models.training import NegativeSampler, minibatches
@@ -121,13 +121,13 @@ class DPMF(FactorRecommender, NoiseMixin):
     def _fold_in(self, histories: Interactions) -> torch.Tensor:
         """A new user's factor from the released item factors, as the user's device computes it
         (Hua et al.: user factors never leave the device): the squared-loss minimiser over the
-        scaled ratings (``foldin.ridge_fold_in``) or the BPR fold-in (``bpr.bpr_fold_in_loss``),
+        scaled ratings (``foldin.ridge_fold_in``) or the BPR fold-in (``bpr.BPRFoldInLoss``),
         projected onto the unit ball like every trained user factor. Serving non-members uses
         only their own data, so it adds nothing to the members' privacy cost."""
         if self.feedback == "explicit":
             p = ridge_fold_in(self.item_factors_, histories.to_csr("ratings") / self.rating_max, self.reg)
         else:
-            (p,) = gradient_fold_in([self.n_factors], histories.to_csr(), bpr_fold_in_loss(self.item_factors_, self.reg),
+            (p,) = gradient_fold_in([self.n_factors], histories.to_csr(), BPRFoldInLoss(self.item_factors_, self.reg),
                                     1, FOLD_IN_STEPS, FOLD_IN_LR, self.seed)  # fmt: skip
         return p / p.norm(dim=1, keepdim=True).clamp(min=1.0)
 

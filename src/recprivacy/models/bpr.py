@@ -42,7 +42,7 @@ import torch
 import torch.nn.functional as F
 
 from recprivacy.data.interactions import Interactions
-from recprivacy.models.foldin import check_fold_in, gradient_fold_in
+from recprivacy.models.foldin import FoldInGradient, check_fold_in, gradient_fold_in
 from recprivacy.models.lfm import FactorRecommender, FactorTables
 from recprivacy.models.training import NegativeSampler, shuffled_batches
 
@@ -55,16 +55,46 @@ def bpr_loss(pos_scores: torch.Tensor, neg_scores: torch.Tensor) -> torch.Tensor
     return -F.logsigmoid(pos_scores - neg_scores).mean()
 
 
-def bpr_fold_in_loss(item_factors: torch.Tensor, reg: float) -> Callable[..., torch.Tensor]:
-    """The fold-in loss of a BPR model with frozen ``Q = item_factors`` (``foldin.FoldInLoss``):
-    ``Σ −ln σ(pᵀq_i − pᵀq_j) + λ/2 ‖p‖²`` over the (user, item, negative) triples."""
+class BPRFoldInLoss:
+    """The fold-in loss of a BPR model with frozen ``Q = item_factors`` and its gradient
+    (``foldin.AnalyticFoldInLoss``). Over the (user, item) pairs and their negatives ``j``, with
+    ``x = p_uᵀq_i − p_uᵀq_j``, ``n_neg`` negatives per pair and L2 coefficient ``λ``::
 
-    def loss(rows: list[torch.Tensor], users: torch.Tensor, items: torch.Tensor, negatives: torch.Tensor) -> torch.Tensor:
+        L = Σ_(u,i) Σ_j −ln σ(x) + λ/2 · n_neg · Σ_(u,i) ‖p_u‖²
+        ∂L/∂p_u = Σ_(u,i) (Σ_j −σ(−x) (q_i − q_j) + λ · n_neg · p_u)
+    """
+
+    def __init__(self, item_factors: torch.Tensor, reg: float) -> None:
+        self.item_factors = item_factors
+        self.reg = reg
+
+    def __call__(self, rows: list[torch.Tensor], users: torch.Tensor, items: torch.Tensor,
+                 negatives: torch.Tensor) -> torch.Tensor:  # fmt: skip
+        """``L`` (class docstring), differentiable in ``rows``."""
         p = rows[0][users]
-        diff = (p * item_factors[items]).sum(-1)[:, None] - torch.einsum("bd,bnd->bn", p, item_factors[negatives])
-        return -F.logsigmoid(diff).sum() + 0.5 * reg * negatives.shape[1] * p.pow(2).sum()
+        x = torch.einsum("bd,bnd->bn", p, self._differences(self.item_factors[items], negatives))
+        return -F.logsigmoid(x).sum() + 0.5 * self.reg * negatives.shape[1] * p.pow(2).sum()
 
-    return loss
+    def gradient(self, users: torch.Tensor, items: torch.Tensor) -> FoldInGradient:
+        """``∂L/∂p`` (class docstring) over the pairs ``(users, items)``, accumulated per user with
+        ``index_add``; the positives' rows ``q_i`` are gathered once."""
+        q_pos = self.item_factors.index_select(0, items)
+
+        def gradient(rows: list[torch.Tensor], negatives: torch.Tensor) -> list[torch.Tensor]:
+            with torch.no_grad():
+                p = rows[0].index_select(0, users)
+                diff = self._differences(q_pos, negatives)
+                weight = torch.sigmoid(torch.einsum("bd,bnd->bn", p, diff).neg_())  # σ(−x), [pairs, n_neg]
+                per_pair = torch.einsum("bn,bnd->bd", weight, diff).neg_()  # Σ_j −σ(−x) (q_i − q_j)
+                per_pair.add_(p, alpha=self.reg * negatives.shape[1])  # + λ n_neg p_u
+                return [torch.zeros_like(rows[0]).index_add_(0, users, per_pair)]
+
+        return gradient
+
+    def _differences(self, q_pos: torch.Tensor, negatives: torch.Tensor) -> torch.Tensor:
+        """``q_i − q_j``, ``[pairs, n_neg, d]``, from the pairs' positive rows and negative ids."""
+        q_neg = self.item_factors.index_select(0, negatives.reshape(-1)).view(*negatives.shape, -1)
+        return q_neg.neg_().add_(q_pos[:, None, :])
 
 
 def bpr_sgd_step(user: torch.Tensor, item: torch.Tensor, users: torch.Tensor, pos: torch.Tensor, neg: torch.Tensor,
@@ -197,6 +227,6 @@ class BPRMF(PairwiseRecommender):
     def _fold_in(self, histories: Interactions) -> torch.Tensor:
         """A new user's ``p_u`` from ``fold_in_steps`` Adam steps on the BPR loss of the
         history, ``Q`` frozen (``foldin.gradient_fold_in``)."""
-        (rows,) = gradient_fold_in([self.n_factors], histories.to_csr(), bpr_fold_in_loss(self.item_factors_, self.reg), 1,
+        (rows,) = gradient_fold_in([self.n_factors], histories.to_csr(), BPRFoldInLoss(self.item_factors_, self.reg), 1,
                                    self.fold_in_steps, self.fold_in_lr, self.seed)
         return rows

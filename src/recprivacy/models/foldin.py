@@ -18,14 +18,17 @@ for, on the model's own training loss restricted to them. Two solvers serve ever
   empty history gives ``p = 0``).
 * ``gradient_fold_in`` (BPR-MF, NCF): full-batch Adam steps on the summed training loss of the
   new rows, starting from zero, with fresh uniform negatives (outside each user's history)
-  every step. The loss is a sum over users, so each user's rows move independently. The steps
+  every step. The loss is a sum over users, so each user's rows move independently. A loss may
+  provide its own gradient (``AnalyticFoldInLoss``, e.g. BPR-MF's closed-form one, which builds
+  no autograd graph per step); otherwise autograd differentiates it (NCF's network). The steps
   run on one PyTorch thread, as training does (``training.torch_threads``; measured:
   docs/decisions.md, "Serving users not seen in training").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import scipy.sparse as sp
@@ -36,6 +39,34 @@ from recprivacy.models.training import NegativeSampler, torch_threads
 
 #: a fold-in loss: ``(new rows, pair users, pair items, negatives [n_pairs, n_neg]) -> scalar``
 FoldInLoss = Callable[[list[torch.Tensor], torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+#: the gradient of a fold-in loss over fixed pairs: ``(new rows, negatives) -> ∂loss/∂rows``, one per table
+FoldInGradient = Callable[[list[torch.Tensor], torch.Tensor], list[torch.Tensor]]
+
+
+@runtime_checkable
+class AnalyticFoldInLoss(Protocol):
+    """A ``FoldInLoss`` that also provides its gradient in closed form."""
+
+    def __call__(self, rows: list[torch.Tensor], users: torch.Tensor, items: torch.Tensor,
+                 negatives: torch.Tensor) -> torch.Tensor: ...  # fmt: skip
+
+    def gradient(self, users: torch.Tensor, items: torch.Tensor) -> FoldInGradient:
+        """The loss's gradient over the pairs ``(users, items)``; what the pairs fix (their item
+        rows) may be prepared once here, outside the steps."""
+        ...
+
+
+def loss_gradient(loss: FoldInLoss, users: torch.Tensor, items: torch.Tensor) -> FoldInGradient:
+    """``∂loss/∂rows`` over the pairs ``(users, items)``: the loss's own closed form where it
+    provides one (``AnalyticFoldInLoss``), else autograd of ``loss`` (frozen parts get no grad)."""
+    if isinstance(loss, AnalyticFoldInLoss):
+        return loss.gradient(users, items)
+
+    def autograd(rows: list[torch.Tensor], negatives: torch.Tensor) -> list[torch.Tensor]:
+        with torch.enable_grad():
+            return list(torch.autograd.grad(loss(rows, users, items, negatives), rows))
+
+    return autograd
 
 
 def history_pairs(history: sp.csr_matrix) -> tuple[torch.Tensor, torch.Tensor]:
@@ -46,25 +77,41 @@ def history_pairs(history: sp.csr_matrix) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def history_gram(history: sp.csr_matrix, table: torch.Tensor, max_cells: int = 1 << 24) -> torch.Tensor:
-    """``G[u] = Σ_{i ∈ S_u} q_i q_iᵀ`` (``[n, d, d]``, float64) for the binary history rows,
-    by batched products of each user's zero-padded item rows, in user chunks of about
-    ``max_cells`` gathered cells."""
+    """``G[u] = Σ_{i ∈ S_u} q_i q_iᵀ`` (``[n, d, d]``, float64, in the rows' order) for the binary
+    history rows: ``G[u] = X_uᵀX_u`` for ``X_u`` the user's item rows, by batched products over
+    the chunks of ``length_chunks``, each user's rows zero-padded to the longest history of its
+    chunk: about ``max_cells`` gathered cells at a time at most, and fewer than twice as many
+    rows gathered as the history has non-zeros. An empty history gives ``G[u] = 0``."""
     history = history.tocsr()
     lengths = np.diff(history.indptr)
-    width = max(int(lengths.max(initial=0)), 1)
     d = table.shape[1]
-    step = max(1, max_cells // (width * d))
-    table = table.double()
-    out = []
-    for lo in range(0, history.shape[0], step):
-        rows = history[lo : lo + step]
-        pos = np.arange(width)
-        valid = pos[None, :] < np.diff(rows.indptr)[:, None]
-        flat = np.where(valid, rows.indptr[:-1, None] + pos[None, :], 0)
-        items = rows.indices[flat] if rows.nnz else np.zeros(flat.shape, np.int64)
-        x = table[torch.from_numpy(items.astype(np.int64))] * torch.from_numpy(valid)[..., None]
-        out.append(x.transpose(1, 2) @ x)
-    return torch.cat(out) if out else torch.zeros((0, d, d), dtype=torch.float64)
+    padded = torch.cat([table.double(), torch.zeros(1, d, dtype=torch.float64)])  # row m: the padding
+    order = np.argsort(-lengths, kind="stable")
+    out = torch.zeros((history.shape[0], d, d), dtype=torch.float64)
+    for lo, hi in length_chunks(lengths[order], max(1, max_cells // d)):
+        users = order[lo:hi]
+        pos = np.arange(lengths[users[0]])
+        valid = pos[None, :] < lengths[users, None]
+        flat = np.where(valid, history.indptr[users, None] + pos[None, :], 0)
+        items = np.where(valid, history.indices[flat], table.shape[0])
+        x = padded[torch.from_numpy(items.astype(np.int64))]
+        out[torch.from_numpy(users)] = x.transpose(1, 2) @ x
+    return out
+
+
+def length_chunks(lengths: np.ndarray, max_rows: int) -> Iterator[tuple[int, int]]:
+    """``[lo, hi)`` chunks of the non-increasing ``lengths`` (zeros left out): each starts at its
+    longest, ``w = lengths[lo]``, and holds the following entries of at least ``w / 2`` within
+    ``w · (hi − lo) ≤ max_rows`` (at least one), so the padded cells ``w · (hi − lo)`` are fewer
+    than twice the chunk's own ``Σ lengths``."""
+    ascending = -lengths
+    lo, n = 0, int(np.count_nonzero(lengths))
+    while lo < n:
+        width = int(lengths[lo])
+        shorter = int(np.searchsorted(ascending, -(width / 2), side="right"))  # first entry below w / 2
+        hi = min(shorter, lo + max(1, max_rows // width), n)
+        yield lo, hi
+        lo = hi
 
 
 def ridge_fold_in(item_factors: torch.Tensor, history: sp.csr_matrix, reg: float, neg_ratio: int = 0) -> torch.Tensor:
@@ -119,7 +166,8 @@ def gradient_fold_in(
     history:
         ``[n, m]`` binary CSR of the new users' items (the positives).
     loss:
-        Summed training loss of the positives and their negatives (``FoldInLoss``).
+        Summed training loss of the positives and their negatives (``FoldInLoss``), differentiated
+        by ``loss_gradient``.
     n_neg:
         Negatives drawn per positive and step, uniformly outside the user's history.
     steps, lr:
@@ -135,12 +183,12 @@ def gradient_fold_in(
     users, items = history_pairs(history)
     sampler = NegativeSampler(history, np.random.default_rng(seed))
     rows = [torch.zeros(history.shape[0], size, requires_grad=True) for size in sizes]
+    gradient = loss_gradient(loss, users, items)
     optimizer = torch.optim.Adam(rows, lr=lr)
-    with torch.enable_grad(), torch_threads(1):
+    with torch_threads(1):
         for _ in range(steps if len(users) else 0):
             negatives = torch.from_numpy(sampler.sample(users.numpy(), n_neg))
-            grads = torch.autograd.grad(loss(rows, users, items, negatives), rows)  # frozen parts get no .grad
-            for row, grad in zip(rows, grads):
+            for row, grad in zip(rows, gradient(rows, negatives)):
                 row.grad = grad
             optimizer.step()
     return [r.detach() for r in rows]
