@@ -11,6 +11,9 @@ samples sorted by input length. Two modes, both on ml-100k under the protocol of
   Recall@20 / NDCG@20 (same Poisson samples and noise draws under both rules, so they may differ
   only by float rounding). Per rule: the medians, and the chunks per step and padded rows per
   real row over ``--sim-steps`` Poisson samples of the training prefixes (``q = 100 / N``).
+  Then a paired measurement with less noise: ``clipped_sum`` (the step's clipping, where the
+  rule acts) of each of ``--replay-steps`` such Poisson samples under every rule, in a random
+  order per step, on the network of a short fit; its mean CPU ms per step per rule.
   Writes ``benchmarks/results/dpsgd_chunks.json``.
 * ``--calibrate``: the CPU seconds of one chunk (its graphs and ``_bookkeeping_step``, what
   ``clipped_sum`` does per chunk) for every (size, width) of a grid, chunks of training prefixes
@@ -53,7 +56,7 @@ from recprivacy.experiments.dipsgnn.evaluate import evaluate_samples
 from recprivacy.experiments.dipsgnn.methods import backbone_params, build_method
 from recprivacy.experiments.dipsgnn.sequences import SequenceData, prepare_sequences
 from recprivacy.experiments.runner import new_results
-from recprivacy.models.srgnn import SequenceSamples
+from recprivacy.models.srgnn import SRGNN, SequenceSamples
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -109,6 +112,8 @@ def compare(args: argparse.Namespace, data: SequenceData, options: DIPSGNNOption
             print(f"{rule:10s} repeat {repeat}: {r['fit_cpu_seconds']:.1f} CPU s, {r['fit_wall_seconds']:.1f} s wall, "
                   f"Recall@20 {r['recall@20']:.4f} (load {r['load_before']:.2f})", flush=True)  # fmt: skip
     samples = SequenceSamples.prefixes(data.train.sequences())
+    replay = clipping_ms(rules, short_fit(data, options, backbone), samples, args.replay_steps)
+    print(f"clipped_sum CPU ms per step: {replay}")
     summary = {}
     for rule in rules:
         mine = [r for r in runs if r["rule"] == rule]
@@ -119,10 +124,34 @@ def compare(args: argparse.Namespace, data: SequenceData, options: DIPSGNNOption
         print(f"{rule:10s} median {summary[rule]['median_fit_cpu_seconds']:.1f} CPU s, {summary[rule]}")
     write_record({"dataset": "ml-100k", "method": "DPSGD", "seed": 0, "epochs": backbone["n_epochs"],
                   "constants": {"BK_OVERHEAD_ROWS": dpsgd.BK_OVERHEAD_ROWS, "BK_DOUBLING_ROWS": dpsgd.BK_DOUBLING_ROWS},
-                  "rules": summary, "runs": runs}, args.out or RESULTS / "dpsgd_chunks.json")  # fmt: skip
+                  "rules": summary, "runs": runs, "replay_steps": args.replay_steps,
+                  "clipped_sum_cpu_ms_per_step": replay}, args.out or RESULTS / "dpsgd_chunks.json")  # fmt: skip
 
 
-def chunk_seconds(model, samples: SequenceSamples, chunk: np.ndarray) -> float:
+def short_fit(data: SequenceData, options: DIPSGNNOptions, backbone: dict) -> dpsgd.DPSGD:
+    """A DPSGD engine fitted for one epoch on the first 40 users: a trained network of the full
+    data's shapes (they do not depend on which users train)."""
+    engine = build_method("DPSGD", options, {**backbone, "n_epochs": 1}, seed=0)
+    return engine.fit(data.train.subset_users(np.arange(40)))
+
+
+def clipping_ms(rules: list[str], engine: dpsgd.DPSGD, samples: SequenceSamples, steps: int) -> dict[str, float]:
+    """Mean CPU ms of ``engine.clipped_sum`` per Poisson sample (``q = 100 / N``, seed 0) of
+    ``samples`` under each rule, the rules in a random order at every step."""
+    rng = np.random.default_rng(0)
+    total = dict.fromkeys(rules, 0.0)
+    torch.set_num_threads(1)  # as training
+    for _ in range(steps):
+        idx = np.flatnonzero(rng.random(len(samples)) < 100 / len(samples))
+        for k in rng.permutation(len(rules)):
+            engine.chunk_size = RULES[rules[k]]
+            start = time.process_time()
+            engine.clipped_sum(engine.model_, samples, idx)
+            total[rules[k]] += time.process_time() - start
+    return {rule: round(1e3 * t / steps, 2) for rule, t in total.items()}
+
+
+def chunk_seconds(model: SRGNN, samples: SequenceSamples, chunk: np.ndarray) -> float:
     """CPU seconds of ``clipped_sum``'s work on one chunk: its graphs and ``_bookkeeping_step``."""
     summed = {k: torch.zeros_like(v) for k, v in model.net_.named_parameters()}
     start = time.process_time()
@@ -147,9 +176,7 @@ def fit_costs(cells: dict[tuple[int, int], float], terms: dict[str, Callable[[np
 
 def calibrate(args: argparse.Namespace, data: SequenceData, options: DIPSGNNOptions, backbone: dict) -> None:
     """The ``--calibrate`` mode (module docstring)."""
-    engine = build_method("DPSGD", options, {**backbone, "n_epochs": 1}, seed=0)
-    engine.fit(data.train.subset_users(np.arange(40)))  # a trained network; its shapes do not depend on the users
-    model = engine.model_
+    model = short_fit(data, options, backbone).model_
     samples = SequenceSamples.prefixes(data.train.sequences())
     lengths = samples.input_lengths(model.max_len)
     rng = np.random.default_rng(0)
@@ -204,6 +231,7 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--rules", default=",".join(RULES), help="comma-separated, of " + ", ".join(RULES))
     p.add_argument("--sim-steps", type=int, default=500)
+    p.add_argument("--replay-steps", type=int, default=300)
     p.add_argument("--calibrate", action="store_true")
     p.add_argument("--out", default=None)
     args = p.parse_args()

@@ -19,19 +19,23 @@ as usual (post-processing). The noise multiplier ``z`` is the smallest that keep
 (``privacy.accounting.dpsgd_noise_multiplier``).
 
 Chunks: the step's sample is sorted by input length (stable) and cut into consecutive chunks,
-each one padded graph batch of width ``W_c`` = its longest input (``max(length, 1)``; the
-graph's node count is at most that, and equal when a prefix repeats no item, as on MovieLens;
-input lengths cost nothing to read, node counts need the graphs built). The book-keeping path
-cuts where ``padded_partition`` says: the cut minimising the modelled CPU of the step,
-``Σ_c K + P_c + P_c² / V`` with ``P_c = size_c W_c`` the chunk's padded rows, ``K`` a chunk's
-fixed cost (``BK_OVERHEAD_ROWS``) and ``V`` the rows at which a chunk's cost per row has
-doubled (``BK_DOUBLING_ROWS``; large chunks leave the cache); an exact dynamic programme over
-the sorted widths (constants and their measurement: docs/decisions.md, DIPSGNN, the DP-SGD
-bullet). The ``vmap`` reference cuts fixed chunks of ``CHUNK`` samples (its per-sample
-gradient tensors, not the padding, set its cost and memory). Chunking only groups the
-computation: the clipped sum is the same sum of the same clipped per-sample gradients
-whichever cut is taken (up to float rounding), and nothing the privacy guarantee rests on
-(the Poisson sample, the clipping norm, the noise) depends on it.
+each one padded graph batch as wide as its longest input (positions) and its largest node
+count. The rule reads the width as ``W_c = max(length, 1)`` of the chunk's last sample: a node
+count is at most the input length, and equal when the prefix repeats no item (MovieLens);
+input lengths come with the samples, node counts need the graphs built. The book-keeping path
+cuts where ``padded_partition`` says, minimising the modelled CPU of the step
+``Σ_c K + P_c + P_c² / V``: ``P_c = size_c W_c`` the chunk's padded rows, ``K`` a chunk's fixed
+cost (``BK_OVERHEAD_ROWS``: the per-call overhead of a forward and a backward pass) and ``V``
+the padded rows at which a chunk's cost per row has doubled (``BK_DOUBLING_ROWS``: large
+chunks fall out of the cache), both in units of the cost of one padded row. What a sample
+costs whatever its width (its scores over every item) is the same under every cut and left
+out. The dynamic programme is exact (``padded_partition``); the constants and their
+measurement are in docs/decisions.md (DIPSGNN, the DP-SGD bullet). The ``vmap`` reference
+cuts fixed chunks of ``CHUNK`` samples (its per-sample gradient tensors, not the padding, set
+its cost and memory). Chunking only groups the computation: the clipped sum is the same sum
+of the same clipped per-sample gradients whichever cut is taken (up to float rounding), and
+nothing the privacy guarantee rests on (the Poisson sample, the clipping norm, the noise)
+depends on it.
 
 Per-sample clipping without per-sample gradients ("book-keeping", Bu et al. 2023): one
 forward and one backward pass over a chunk give, for every linear layer, its inputs ``x`` and
