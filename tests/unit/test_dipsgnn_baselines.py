@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.dpmf import SENSITIVITY, DPMF, objective_noise
-from recprivacy.defenses.dpsgd import DPSGD, per_sample_grads
+from recprivacy.defenses.dpsgd import DPSGD, _chunks, chunk_cost, longest_useful_chunk, padded_partition, per_sample_grads
 from recprivacy.defenses.edgerand import EdgeRand, NoisyAdjacencyNet
 from recprivacy.errors import ConfigError, DataError
 from recprivacy.models.srgnn import SRGNN, SequenceSamples, SRGNNNet, batch_inputs, session_graphs
@@ -137,6 +137,98 @@ def test_dpsgd_noise_is_calibrated_to_the_target_and_the_statement_uses_steps_ta
     assert statement.epsilon == pytest.approx(eps) and "group privacy" in statement.notes[0]
     with pytest.raises(ConfigError, match="max_grad_norm"):
         DPSGD.from_params(max_grad_norm=0)
+
+
+# --------------------------------------------------------------------------- DP-SGD chunks
+
+
+@pytest.mark.parametrize(("widths", "overhead", "doubling", "ends"), [
+    ([1, 1, 1, 10], 5, math.inf, [3, 4]),      # 8 + 15 = 23; one chunk 45, all apart 33, [1, 1] [1, 10] 32
+    ([1, 2, 3, 4], 2, math.inf, [2, 4]),       # 6 + 10 = 16; every other cut 17 or 18
+    ([5, 5, 5], 1, math.inf, [3]),             # equal widths, linear cost: one chunk
+    ([2, 2, 2, 2], 3, 4.0, [2, 4]),            # 2 x (3 + 4 + 16/4) = 22; one chunk 27, apart 24, [1, 1, 2] 23
+    ([2, 2, 2, 2], 1, 4.0, [1, 2, 3, 4]),      # 4 x (1 + 2 + 4/4) = 16; two of two 18, [1, 1, 2] 17
+    ([7], 190, 6700, [1]),                     # one sample
+    ([], 190, 6700, []),                       # empty sample: no chunk
+])  # fmt: skip
+def test_dpsgd_partition_hand_computed(widths: list[int], overhead: float, doubling: float, ends: list[int]) -> None:
+    got = padded_partition(np.array(widths, dtype=np.int64), overhead, doubling)
+    assert got.tolist() == ends
+
+
+def test_dpsgd_chunk_cost_is_overhead_plus_padded_rows_plus_their_square_over_v() -> None:
+    assert chunk_cost(4, 2, 3.0, 4.0) == 3 + 8 + 64 / 4
+    assert chunk_cost(np.array([1, 4]), np.array([5, 5]), 1.0, math.inf).tolist() == [6, 21]
+    assert longest_useful_chunk(2, 3.0, 4.0) == pytest.approx(math.sqrt(7))  # (s² - 1) 4 > 24 beyond
+
+
+def set_partitions(items: list[int]):
+    """Every partition of ``items`` into non-empty groups."""
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for part in set_partitions(rest):
+        yield [[first]] + part
+        for k in range(len(part)):
+            yield part[:k] + [[first] + part[k]] + part[k + 1 :]
+
+
+def test_dpsgd_partition_is_optimal_over_every_partition_of_the_sample() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        widths = np.sort(rng.integers(1, 12, size=rng.integers(1, 8)))
+        overhead, doubling = float(rng.choice([0.5, 3, 10, 40])), float(rng.choice([2, 10, 100, math.inf]))
+        ends = padded_partition(widths, overhead, doubling)
+        assert ends[-1] == len(widths) and (np.diff(ends, prepend=0) > 0).all()
+        sizes = np.diff(ends, prepend=0)
+        got = chunk_cost(sizes, widths[ends - 1], overhead, doubling).sum()
+        best = min(sum(chunk_cost(len(g), widths[g].max(), overhead, doubling) for g in part)
+                   for part in set_partitions(list(range(len(widths)))))  # fmt: skip
+        assert got == pytest.approx(best), (widths.tolist(), overhead, doubling)
+        assert sizes.max() <= longest_useful_chunk(widths[0], overhead, doubling)
+
+
+def test_dpsgd_partition_splits_long_equal_widths_into_near_equal_chunks() -> None:
+    ends = padded_partition(np.full(100, 79))  # one chunk would be 7,900 padded rows
+    sizes = np.diff(ends, prepend=0)
+    assert len(sizes) > 1 and sizes.max() - sizes.min() <= 1
+    assert padded_partition(np.full(100, 1)).tolist() == [100]  # 100 rows: one chunk
+
+
+def long_prefixes() -> SequenceSamples:
+    rng = np.random.default_rng(3)
+    return SequenceSamples.prefixes([rng.integers(0, 50, size=130), rng.integers(0, 50, size=40)])
+
+
+@pytest.mark.parametrize("size", [None, 25, 7])
+def test_dpsgd_chunks_hold_every_sample_once_in_stable_length_order(size: int | None) -> None:
+    samples = long_prefixes()
+    idx = np.random.default_rng(4).permutation(len(samples))[:90]
+    chunks = _chunks(samples, idx, 100, size)
+    lengths = samples.input_lengths(100)
+    assert np.array_equal(np.concatenate(chunks), idx[np.argsort(lengths[idx], kind="stable")])
+    sizes = [len(c) for c in chunks]
+    widths = np.sort(np.maximum(lengths[idx], 1))
+    expected = np.diff(padded_partition(widths), prepend=0) if size is None else [size] * (90 // size) + [90 % size] * (90 % size > 0)
+    assert sizes == list(expected) and len(chunks) > 1
+    assert _chunks(samples, idx[:0], 100, size) == []
+
+
+def test_dpsgd_clipped_sum_does_not_depend_on_the_chunks() -> None:
+    data = sequences_data()
+    model = DPSGD.from_params(**{**SMALL, "n_epochs": 1}).fit(data)
+    samples = SequenceSamples.prefixes(data.sequences())
+    idx = np.arange(0, 80, 3)
+    sums = {}
+    for size in (None, 25, 1):
+        model.chunk_size = size
+        sums[size] = model.clipped_sum(model.model_, samples, idx)
+    assert len(_chunks(samples, idx, model.max_len, None)) == 1 and len(_chunks(samples, idx, model.max_len, 25)) == 2
+    for size in (25, 1):
+        assert sums[size][1] == pytest.approx(sums[None][1], rel=1e-6)
+        for name, summed in sums[None][0].items():
+            torch.testing.assert_close(sums[size][0][name], summed, rtol=1e-5, atol=1e-6, msg=name)
 
 
 # --------------------------------------------------------------------------- DPMF

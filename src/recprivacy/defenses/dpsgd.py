@@ -12,11 +12,30 @@ through the ``torch.func`` path; the fast book-keeping path also needs the ``ses
 
 Each step draws a Poisson sample of the training prefixes (every sample independently with
 probability ``q = batch_size / N``), clips every sample's gradient of all parameters to L2
-norm ``max_grad_norm`` (padded graph batches of ``BK_CHUNK`` samples of similar input length,
-which halves the padding), sums them, adds ``N(0, (z max_grad_norm)² I)`` and divides by the
-expected batch size ``q N``; Adam then steps as usual (post-processing). The noise multiplier
-``z`` is the smallest that keeps ``n_epochs x round(1/q)`` steps within ``(eps2, delta)``
-under dp-accounting's RDP accountant (``privacy.accounting.dpsgd_noise_multiplier``).
+norm ``max_grad_norm`` (in padded graph batches, "chunks", below), sums them, adds
+``N(0, (z max_grad_norm)² I)`` and divides by the expected batch size ``q N``; Adam then steps
+as usual (post-processing). The noise multiplier ``z`` is the smallest that keeps
+``n_epochs x round(1/q)`` steps within ``(eps2, delta)`` under dp-accounting's RDP accountant
+(``privacy.accounting.dpsgd_noise_multiplier``).
+
+Chunks: the step's sample is sorted by input length (stable) and cut into consecutive chunks,
+each one padded graph batch as wide as its longest input (positions) and its largest node
+count. The rule reads the width as ``W_c = max(length, 1)`` of the chunk's last sample: a node
+count is at most the input length, and equal when the prefix repeats no item (MovieLens);
+input lengths come with the samples, node counts need the graphs built. The book-keeping path
+cuts where ``padded_partition`` says, minimising the modelled CPU of the step
+``Σ_c K + P_c + P_c² / V``: ``P_c = size_c W_c`` the chunk's padded rows, ``K`` a chunk's fixed
+cost (``BK_OVERHEAD_ROWS``: the per-call overhead of a forward and a backward pass) and ``V``
+the padded rows at which a chunk's cost per row has doubled (``BK_DOUBLING_ROWS``: large
+chunks fall out of the cache), both in units of the cost of one padded row. What a sample
+costs whatever its width (its scores over every item) is the same under every cut and left
+out. The dynamic programme is exact (``padded_partition``); the constants and their
+measurement are in docs/decisions.md (DIPSGNN, the DP-SGD bullet). The ``vmap`` reference
+cuts fixed chunks of ``CHUNK`` samples (its per-sample gradient tensors, not the padding, set
+its cost and memory). Chunking only groups the computation: the clipped sum is the same sum
+of the same clipped per-sample gradients whichever cut is taken (up to float rounding), and
+nothing the privacy guarantee rests on (the Poisson sample, the clipping norm, the noise)
+depends on it.
 
 Per-sample clipping without per-sample gradients ("book-keeping", Bu et al. 2023): one
 forward and one backward pass over a chunk give, for every linear layer, its inputs ``x`` and
@@ -50,6 +69,7 @@ perturbed as in DIPSGNN (eps1).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 
 import numpy as np
@@ -65,8 +85,10 @@ from recprivacy.privacy.accounting import PrivacyStatement, check_positive, dpsg
 
 #: samples of similar input length whose per-sample gradients are computed together (vmap)
 CHUNK = 25
-#: samples of similar input length processed together by the book-keeping clipping
-BK_CHUNK = 25
+#: ``K``: the fixed CPU cost of one book-keeping chunk, in padded rows (module docstring)
+BK_OVERHEAD_ROWS = 190.0
+#: ``V``: the padded rows at which a book-keeping chunk's cost per row has doubled (module docstring)
+BK_DOUBLING_ROWS = 6700.0
 
 
 class DPSGD(PrivateSRGNN):
@@ -110,6 +132,9 @@ class DPSGD(PrivateSRGNN):
         self.accountant = accountant
         #: "bookkeeping" (default, fast) or "vmap" (torch.func per-sample gradients, the reference)
         self.per_sample = "bookkeeping"
+        #: book-keeping chunks: None (default) cuts by ``padded_partition``, an int into fixed
+        #: chunks of that many samples (the rule before it, kept for comparison)
+        self.chunk_size: int | None = None
 
     # ------------------------------------------------------------------ training hooks
     def start(self, model: SRGNN, samples: SequenceSamples) -> None:
@@ -149,7 +174,7 @@ class DPSGD(PrivateSRGNN):
             return self._clipped_sum_vmap(model, samples, idx)
         summed = {k: torch.zeros_like(v) for k, v in model.net_.named_parameters()}
         losses = []
-        for chunk in _chunks(samples, idx, BK_CHUNK, model.max_len):
+        for chunk in _chunks(samples, idx, model.max_len, self.chunk_size):
             chunk_losses = _bookkeeping_step(model.net_, model.graphs(samples, chunk),
                                              torch.from_numpy(samples.users[chunk]),
                                              torch.from_numpy(samples.subset(chunk).targets()), self.max_grad_norm, summed)
@@ -162,7 +187,7 @@ class DPSGD(PrivateSRGNN):
         params = {k: v.detach() for k, v in model.net_.named_parameters()}
         summed = {k: torch.zeros_like(v) for k, v in params.items()}
         losses = []
-        for chunk in _chunks(samples, idx, CHUNK, model.max_len):
+        for chunk in _chunks(samples, idx, model.max_len, CHUNK):
             grads, chunk_losses = per_sample_grads(model, params, samples, chunk)
             norms = torch.sqrt(sum(g.flatten(1).pow(2).sum(1) for g in grads.values()))
             factor = (self.max_grad_norm / (norms + 1e-6)).clamp(max=1.0)
@@ -195,10 +220,66 @@ class DPSGD(PrivateSRGNN):
 # --------------------------------------------------------------------------- per-sample gradients
 
 
-def _chunks(samples: SequenceSamples, idx: np.ndarray, size: int, max_len: int) -> Iterator[np.ndarray]:
-    """``idx`` sorted by input length and cut into chunks of ``size`` (less padding)."""
-    ordered = idx[np.argsort(samples.subset(idx).input_lengths(max_len), kind="stable")]
-    return (ordered[lo : lo + size] for lo in range(0, len(ordered), size))
+def _chunks(samples: SequenceSamples, idx: np.ndarray, max_len: int, size: int | None) -> list[np.ndarray]:
+    """``idx`` sorted by input length (stable: equal lengths keep their order in ``idx``) and cut
+    into consecutive chunks, in that order: of ``size`` samples (the last one shorter), or, with
+    ``size=None``, where ``padded_partition`` of the widths ``max(length, 1)`` cuts. Every sample
+    is in exactly one chunk; no chunk is empty (an empty ``idx`` gives none)."""
+    lengths = samples.subset(idx).input_lengths(max_len)
+    order = np.argsort(lengths, kind="stable")
+    ordered, widths = idx[order], np.maximum(lengths[order], 1)
+    ends = padded_partition(widths) if size is None else fixed_partition(len(idx), size)
+    return [ordered[lo:hi] for lo, hi in zip(np.concatenate([[0], ends[:-1]]), ends)]
+
+
+def fixed_partition(n: int, size: int) -> np.ndarray:
+    """End offsets (exclusive) of consecutive chunks of ``size`` of ``n`` samples, the last one
+    shorter."""
+    return np.minimum(np.arange(size, n + size, size), n)
+
+
+def chunk_cost(sizes: np.ndarray, widths: np.ndarray, overhead: float = BK_OVERHEAD_ROWS,
+               doubling: float = BK_DOUBLING_ROWS) -> np.ndarray:
+    """Modelled CPU of a book-keeping chunk of ``sizes`` samples padded to ``widths``, in padded
+    rows: ``K + P + P² / V`` with ``P = size x width`` (module docstring; broadcasts)."""
+    rows = sizes * widths
+    return overhead + rows + rows * rows / doubling
+
+
+def longest_useful_chunk(narrowest: float, overhead: float = BK_OVERHEAD_ROWS, doubling: float = BK_DOUBLING_ROWS) -> float:
+    """``sqrt(2 K V / narrowest² + 1)``: no chunk of more samples is optimal when every width is
+    at least ``narrowest``. Halving a chunk of s samples of width W into parts of s_1 + s_2 = s
+    adds one ``K`` and saves at least ``2 s_1 s_2 W² / V >= (s² - 1) W² / (2 V)`` (the parts are
+    no wider), which exceeds ``K`` beyond that size (inf for ``V = inf``)."""
+    return math.sqrt(2 * overhead * doubling / narrowest**2 + 1)
+
+
+def padded_partition(widths: np.ndarray, overhead: float = BK_OVERHEAD_ROWS, doubling: float = BK_DOUBLING_ROWS) -> np.ndarray:
+    """End offsets (exclusive, increasing, the last ``len(widths)``) of the consecutive chunks of
+    ``widths`` (sorted ascending) that minimise ``Σ_c chunk_cost(size_c, widths[end_c - 1])``.
+
+    Dynamic programme: ``best[j] = min_s best[j - s] + chunk_cost(s, widths[j - 1])`` over chunk
+    sizes ``1 <= s <= min(j, longest_useful_chunk(widths[0]))``, ``best[0] = 0``, ties to the
+    smallest last chunk; O(n x that bound). Exact over all partitions of the sample, not only
+    the consecutive ones: given the chunk sizes, handing the sorted samples out in order of the
+    chunks' widths widens no chunk, and the cost grows with the width."""
+    n = len(widths)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    span = int(min(n, longest_useful_chunk(widths[0], overhead, doubling)))
+    sizes = np.arange(1, span + 1)
+    cost = chunk_cost(sizes[None, :], np.asarray(widths, dtype=np.float64)[:, None], overhead, doubling)  # [last, size]
+    best = np.zeros(n + 1)
+    last = np.zeros(n + 1, dtype=np.int64)
+    for j in range(1, n + 1):
+        k = min(j, span)
+        total = best[j - k : j][::-1] + cost[j - 1, :k]  # a last chunk of 1, 2, ..., k samples
+        last[j] = int(np.argmin(total)) + 1
+        best[j] = total[last[j] - 1]
+    ends = [n]
+    while ends[-1] - last[ends[-1]] > 0:
+        ends.append(ends[-1] - last[ends[-1]])
+    return np.array(ends[::-1], dtype=np.int64)
 
 
 def per_sample_grads(model: SRGNN, params: dict[str, torch.Tensor], samples: SequenceSamples,
