@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -52,20 +53,25 @@ def test_a_signal_during_a_deployment_stops_every_process_it_started(tmp_path: P
              f"from test_flower_deployment import _deploy_until_signalled; _deploy_until_signalled({str(tmp_path)!r})"
     study = subprocess.Popen([sys.executable, "-c", script], start_new_session=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     try:
+        assert _wait_for(tmp_path / "groups.json", "run", study), "the federation did not start"
+        up = json.loads((tmp_path / "groups.json").read_text())
         # signalled as round 1 starts, while the ClientApps that tell the server their user run: they must go too
-        assert _wait_for(tmp_path / "logs" / "run.log", "[ROUND 1/", study), "the run did not reach round 1"
+        assert _wait_for(Path(up["run"]) / "logs" / "run.log", "[ROUND 1/", study), "the run did not reach round 1"
         study.send_signal(sig)
         code = study.wait(timeout=120)
     finally:
         os.killpg(study.pid, signal.SIGKILL) if study.poll() is None else None
-    groups = set(json.loads((tmp_path / "groups.json").read_text())) | {study.pid}
     assert code == -sig  # the signal ends the study as it would without a federation (SIGINT: an uncaught KeyboardInterrupt)
-    assert _wait_for_none(groups) == []
-    assert sorted((tmp_path / "devices").iterdir()) == []  # the users' data go too (SIGTERM's default action skips every cleanup)
+    assert _wait_for_none(set(up["pids"]) | {study.pid}) == []
+    assert sorted((tmp_path / "devices").iterdir()) == []  # the users' data go
+    # and the run's temporary folder, with the server's record, the run config and the logs (SIGTERM's default
+    # action would skip every cleanup)
+    assert not Path(up["run"]).exists()
 
 
 def _deploy_until_signalled(workdir: str) -> None:
-    """A study's deployment of a long run (2 users, 50 rounds); writes its process groups to
+    """A study's deployment of a long run (2 users, 50 rounds) in a temporary run folder, as
+    ``engines.train_federation`` runs one; writes its process groups and the run folder to
     ``groups.json`` once the federation is up. SIGINT raises ``KeyboardInterrupt``, as in a
     terminal, even where this test runs as a background job (which inherits SIGINT ignored)."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -73,9 +79,11 @@ def _deploy_until_signalled(workdir: str) -> None:
     spec = app_spec(sim, method, 50, (), False)
     files = write_devices(devices(sim.raw_features, sim.train_csr)[:2], Path(workdir) / "devices")
     spec = type(spec)(**{**spec.__dict__, "n_users": 2})
-    with LocalFederation(files, Path(workdir), timeout=120) as federation:
-        (Path(workdir) / "groups.json").write_text(json.dumps([proc.pid for proc in federation.processes]))
-        submit(spec, federation.address, Path(workdir), Path(workdir) / "server-log.pt", timeout=600)
+    with tempfile.TemporaryDirectory(dir=workdir, prefix="run-") as run, \
+            LocalFederation(files, Path(run), timeout=120) as federation:
+        up = {"pids": [proc.pid for proc in federation.processes], "run": run}
+        (Path(workdir) / "groups.json").write_text(json.dumps(up))
+        submit(spec, federation.address, Path(run), Path(run) / "server-log.pt", timeout=600)
 
 
 def _wait_for(log: Path, marker: str, proc: subprocess.Popen, limit: float = 300) -> bool:

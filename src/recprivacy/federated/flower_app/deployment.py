@@ -79,6 +79,34 @@ def _listening(port: int) -> bool:
         return False
 
 
+class Stopped(BaseException):
+    """A stopping signal whose default action ends the process, raised in the main thread so that
+    every ``finally`` and context manager on the way out runs first (a ``BaseException``, like
+    ``KeyboardInterrupt``: ``except Exception`` does not swallow it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+def end_by_signal_when_uncaught() -> None:
+    """Make an uncaught ``Stopped`` end the process by its signal's default action (after the
+    stack has unwound), as the signal would have without a federation; other exceptions reach
+    the hook found here. Installed once per process."""
+    found = sys.excepthook
+    if getattr(found, "ends_by_signal", False):
+        return
+
+    def hook(kind: type[BaseException], value: BaseException, tb: object) -> None:
+        if isinstance(value, Stopped):
+            signal.signal(value.signum, signal.SIG_DFL)
+            signal.raise_signal(value.signum)
+        found(kind, value, tb)
+
+    hook.ends_by_signal = True  # type: ignore[attr-defined]
+    sys.excepthook = hook
+
+
 class LocalFederation:
     """A SuperLink and one SuperNode per device on 127.0.0.1 (module docstring); use as a
     context manager, which stops every process it started.
@@ -88,8 +116,9 @@ class LocalFederation:
     study stopped by ``kill`` or Ctrl-C leaves no SuperLink, SuperNode or ClientApp behind,
     and ends as it would have ended without the federation (SIGTERM's default action
     terminates the process, SIGINT's raises ``KeyboardInterrupt``). The signal also deletes the
-    device files before it goes on: they hold the users' data, and SIGTERM's default action (or
-    another federation's handler that ends in it) skips every cleanup of the folders around them."""
+    device files before it goes on: they hold the users' data. A default action is reached through
+    ``Stopped``, so the temporary folders around the run (the server's record of Θ and the
+    uploads, the run config, the logs) are deleted on the way out too."""
 
     def __init__(self, device_files: list[Path], workdir: Path, timeout: float = 120.0, attempts: int = 3) -> None:
         self.device_files = device_files
@@ -147,7 +176,10 @@ class LocalFederation:
         have: a Python handler (SIGINT's ``default_int_handler`` raises ``KeyboardInterrupt``) is
         called here, in the main thread, so its exception leaves whatever the main thread was
         waiting on (re-raising the signal instead would let that wait finish first: ``flwr run``
-        returns once its SuperLink is gone); ``SIG_DFL`` is re-raised for its default action."""
+        returns once its SuperLink is gone). ``SIG_DFL`` would end the process at once and skip
+        the cleanup of the folders around the run (the server's record, its config and logs), so
+        ``Stopped`` is raised instead: it unwinds like ``KeyboardInterrupt``, and if nothing
+        catches it the process then ends by the signal itself (``end_by_signal_when_uncaught``)."""
         previous = self.previous_handlers.get(signum)
         self.stop()
         for path in self.device_files:
@@ -156,7 +188,8 @@ class LocalFederation:
         if callable(previous):
             previous(signum, frame)
         else:
-            signal.raise_signal(signum)
+            end_by_signal_when_uncaught()
+            raise Stopped(signum)
 
     def _launch(self, name: str, command: Command) -> tuple[int, subprocess.Popen]:
         port = _port()
