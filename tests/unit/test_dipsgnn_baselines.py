@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.dpmf import SENSITIVITY, DPMF, objective_noise
-from recprivacy.defenses.dpsgd import DPSGD, _chunks, chunk_cost, longest_useful_chunk, padded_partition, per_sample_grads
+from recprivacy.defenses.dpsgd import DPSGD, _chunks, chunk_cost, fixed_partition, longest_useful_chunk, padded_partition, per_sample_grads
 from recprivacy.defenses.edgerand import EdgeRand, NoisyAdjacencyNet
 from recprivacy.errors import ConfigError, DataError
 from recprivacy.models.srgnn import SRGNN, SequenceSamples, SRGNNNet, batch_inputs, session_graphs
@@ -213,6 +213,13 @@ def test_dpsgd_chunks_hold_every_sample_once_in_stable_length_order(size: int | 
     expected = np.diff(padded_partition(widths), prepend=0) if size is None else [size] * (90 // size) + [90 % size] * (90 % size > 0)
     assert sizes == list(expected) and len(chunks) > 1
     assert _chunks(samples, idx[:0], 100, size) == []
+
+
+@pytest.mark.parametrize("size", [0, -3, 2.5, True, "25"])
+def test_dpsgd_fixed_chunks_refuse_a_size_that_is_not_a_positive_integer(size) -> None:
+    with pytest.raises(ConfigError, match="DPSGD.chunk_size: expected a positive integer or None"):
+        fixed_partition(10, size)
+    assert fixed_partition(10, 4).tolist() == [4, 8, 10] and fixed_partition(0, 4).tolist() == []
 
 
 def test_dpsgd_clipped_sum_does_not_depend_on_the_chunks() -> None:

@@ -234,7 +234,9 @@ def _chunks(samples: SequenceSamples, idx: np.ndarray, max_len: int, size: int |
 
 def fixed_partition(n: int, size: int) -> np.ndarray:
     """End offsets (exclusive) of consecutive chunks of ``size`` of ``n`` samples, the last one
-    shorter."""
+    shorter; ConfigError unless ``size`` is a positive integer."""
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+        raise ConfigError(f"DPSGD.chunk_size: expected a positive integer or None, got {size!r}")
     return np.minimum(np.arange(size, n + size, size), n)
 
 

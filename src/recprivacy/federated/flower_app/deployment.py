@@ -112,13 +112,13 @@ class LocalFederation:
     context manager, which stops every process it started.
 
     While it is up (entered in the main thread), SIGTERM and SIGINT first stop its process
-    groups, then restore the handlers found on entry and deliver the signal to them again: a
-    study stopped by ``kill`` or Ctrl-C leaves no SuperLink, SuperNode or ClientApp behind,
-    and ends as it would have ended without the federation (SIGTERM's default action
-    terminates the process, SIGINT's raises ``KeyboardInterrupt``). The signal also deletes the
-    device files before it goes on: they hold the users' data. A default action is reached through
-    ``Stopped``, so the temporary folders around the run (the server's record of Θ and the
-    uploads, the run config, the logs) are deleted on the way out too."""
+    groups and delete the device files (they hold the users' data), then restore the handlers
+    found on entry and hand the signal on: a Python handler is called (SIGINT's raises
+    ``KeyboardInterrupt``); a default action is reached through ``Stopped``, which unwinds the
+    study first, so the temporary folders around the run (the server's record of Θ and the
+    uploads, the run config, the logs) are deleted too, and then ends the process by the signal.
+    A study stopped by ``kill`` or Ctrl-C leaves no SuperLink, SuperNode, ClientApp or run file
+    behind, and ends as it would have ended without the federation."""
 
     def __init__(self, device_files: list[Path], workdir: Path, timeout: float = 120.0, attempts: int = 3) -> None:
         self.device_files = device_files
