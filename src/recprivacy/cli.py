@@ -9,6 +9,7 @@
     recprivacy run CONFIG.yaml [--set k=v] [--out DIR] [--engine simulator|flower-sim|flower]
                    [--executor inprocess|ray] [--ray-address HOST:PORT] [--resume RUN_DIR]
     recprivacy synthesize --out DIR [--dataset D] [--privacy prefs.csv] [--k 0.2] [--gamma 0.5] [--config PATH]
+    recprivacy devices CONFIG.yaml --out DIR [--set k=v]
     recprivacy datasets list
     recprivacy datasets describe NAME [--data-dir PATH]
     recprivacy report RUN_DIR
@@ -274,6 +275,31 @@ def synthesize(
         Console().print(f"[bold]{out / 'public'}[/bold]: release this (the synthetic data only).\n"
                         f"[bold]{out / 'private'}[/bold]: keep, it undoes the protection "
                         "(replacement map, per-user privacy in privacy_per_user.csv).", soft_wrap=True)
+
+
+@app.command()
+def devices(
+    config: Annotated[Path, typer.Argument(help="YAML config of a federated study.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder to create devices/ in (one file per user and federation.json).")],
+    set_: SetOption = None,
+) -> None:
+    """Write a federated study's device files, one per user, for Flower SuperNodes on other machines: give
+    each device owner only their own file, then run the study with --engine flower and study_options.superlink."""
+    with user_errors():
+        loaded = load_config(config, set_ or [], updates=_thread_updates())
+        from recprivacy.experiments.federated.devices import study_devices, write_device_folder
+
+        found, manifest = study_devices(loaded)
+        inputs = [Path(loaded.dataset.data_dir)] if loaded.dataset.data_dir else []
+        folder = write_device_folder(found, manifest, out, inputs)
+        _print_rows("Device files", ["", "value"], [[k, manifest[k]] for k in
+                                                   ("federation", "dataset", "dataset_sha256", "users", "items", "features")])
+        Console().print(
+            f"[bold]{folder}[/bold]: one file per user, readable by its owner only; give each device owner their own "
+            "file and nothing else.\nOn each device: flower-supernode --superlink HOST:9093 --node-config "
+            "'data=\"user-<u>.npz\"' (add --insecure only on a trusted network; docs/flower.md).\n"
+            f"Then, on the SuperLink's machine: recprivacy run {config} --engine flower "
+            "--set study_options.superlink=127.0.0.1:9093 (and the same --set options as here).", soft_wrap=True)
 
 
 def _command_config(

@@ -1,17 +1,17 @@
 """A Flower deployment (SuperLink and SuperNodes as processes) that loses a SuperNode mid-run
-ends with a clear error instead of a hang, and one whose study is stopped by SIGTERM or SIGINT
-leaves no process behind; both ending as the study would without a federation."""
+ends with a clear error instead of a hang, and a ``recprivacy run --engine flower`` stopped by
+SIGTERM or SIGINT leaves no process and no run file behind, ending as the command would
+without a federation."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,6 +19,7 @@ import pytest
 from recprivacy.errors import RecPrivacyError
 
 pytest.importorskip("flwr", reason="Flower is in the test extra; install recprivacy[test]")
+from test_cli_engine import tiny_federated  # noqa: E402
 from test_federated_flower import _tiny_sim  # noqa: E402
 
 from recprivacy.federated.engines import app_spec  # noqa: E402
@@ -42,65 +43,57 @@ def test_killing_a_supernode_mid_run_fails_the_round_with_a_clear_error(tmp_path
         killer.join(timeout=5)
     assert time.monotonic() - start < 600
     groups = {proc.pid for proc in [federation.superlink, *federation.supernodes]}
-    assert _wait_for_none(groups) == []  # nothing a SuperNode started outlives the federation
+    assert _wait_for_none(lambda: _live_processes_in(groups)) == []  # nothing a SuperNode started outlives the federation
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_signal_during_a_deployment_stops_every_process_it_started(tmp_path: Path, sig: int):
-    # a study process in its own session, so its group holds what it starts outside the federation (flwr run)
-    script = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); " \
-             f"from test_flower_deployment import _deploy_until_signalled; _deploy_until_signalled({str(tmp_path)!r})"
-    study = subprocess.Popen([sys.executable, "-c", script], start_new_session=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+def test_a_signal_during_a_flower_study_stops_every_process_and_leaves_no_run_file(tmp_path: Path, sig: int):
+    # `recprivacy run --engine flower` as a user runs it, in a session of its own, its temporary folders in `tmp`
+    (tmp_path / "study.yaml").write_text(tiny_federated(rounds=50, eval_every=50, methods=["none"], max_users=2,
+                                                        attack_clients="round", engine="flower"))
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TMPDIR": str(tmp_path / "tmp")}
+    if sig == signal.SIGINT:  # as in a terminal, also where this test runs as a background job (SIGINT ignored)
+        command = [sys.executable, "-c", "import signal, runpy; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                   "runpy.run_module('recprivacy', run_name='__main__')"]
+    else:
+        command = [sys.executable, "-m", "recprivacy"]
+    study = subprocess.Popen([*command, "run", str(tmp_path / "study.yaml"), "--out", str(tmp_path / "runs")], env=env,
+                             start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        assert _wait_for(tmp_path / "groups.json", "run", study), "the federation did not start"
-        up = json.loads((tmp_path / "groups.json").read_text())
         # signalled as round 1 starts, while the ClientApps that tell the server their user run: they must go too
-        assert _wait_for(Path(up["run"]) / "logs" / "run.log", "[ROUND 1/", study), "the run did not reach round 1"
+        assert _wait_for(tmp_path / "tmp", "recprivacy-flower-*/logs/run.log", "[ROUND 1/", study), "the run did not reach round 1"
+        started = _processes_of(tmp_path / "tmp")
+        assert len(started) > 4  # the SuperLink, the 2 SuperNodes, their superexecs, flwr run...
         study.send_signal(sig)
-        code = study.wait(timeout=120)
+        output = study.communicate(timeout=120)[0].decode(errors="replace")
     finally:
         os.killpg(study.pid, signal.SIGKILL) if study.poll() is None else None
-    assert code == -sig  # the signal ends the study as it would without a federation (SIGINT: an uncaught KeyboardInterrupt)
-    assert _wait_for_none(set(up["pids"]) | {study.pid}) == []
-    assert sorted((tmp_path / "devices").iterdir()) == []  # the users' data go
-    # and the run's temporary folder, with the server's record, the run config and the logs (SIGTERM's default
-    # action would skip every cleanup)
-    assert not Path(up["run"]).exists()
+    # SIGTERM ends it by the signal, as it would without a federation; Ctrl-C with the shell's 130; no traceback
+    assert study.returncode == (-sig if sig == signal.SIGTERM else 130) and "Traceback" not in output, (study.returncode, output)
+    assert _wait_for_none(lambda: _processes_of(tmp_path / "tmp")) == []  # no SuperLink, SuperNode, ClientApp or flwr run outlives it
+    # nor any run file: the device files (the users' data), the server's record of Θ and the uploads, the run config,
+    # the logs (SIGTERM's default action would have skipped every cleanup)
+    assert sorted(p.name for p in (tmp_path / "tmp").glob("recprivacy-flower-*")) == []
 
 
-def _deploy_until_signalled(workdir: str) -> None:
-    """A study's deployment of a long run (2 users, 50 rounds) in a temporary run folder, as
-    ``engines.train_federation`` runs one; writes its process groups and the run folder to
-    ``groups.json`` once the federation is up. SIGINT raises ``KeyboardInterrupt``, as in a
-    terminal, even where this test runs as a background job (which inherits SIGINT ignored)."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    sim, method = _tiny_sim("none", n_clients=2)
-    spec = app_spec(sim, method, 50, (), False)
-    files = write_devices(devices(sim.raw_features, sim.train_csr)[:2], Path(workdir) / "devices")
-    spec = type(spec)(**{**spec.__dict__, "n_users": 2})
-    with tempfile.TemporaryDirectory(dir=workdir, prefix="run-") as run, \
-            LocalFederation(files, Path(run), timeout=120) as federation:
-        up = {"pids": [proc.pid for proc in federation.processes], "run": run}
-        (Path(workdir) / "groups.json").write_text(json.dumps(up))
-        submit(spec, federation.address, Path(run), Path(run) / "server-log.pt", timeout=600)
-
-
-def _wait_for(log: Path, marker: str, proc: subprocess.Popen, limit: float = 300) -> bool:
-    """Whether ``marker`` appeared in ``log`` (within ``limit`` seconds, while ``proc`` runs)."""
+def _wait_for(folder: Path, pattern: str, marker: str, proc: subprocess.Popen, limit: float = 300) -> bool:
+    """Whether ``marker`` appeared in a file of ``folder`` matching ``pattern`` (within ``limit``
+    seconds, while ``proc`` runs)."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline and proc.poll() is None:
-        if log.exists() and marker in log.read_text(errors="ignore"):
+        if any(marker in log.read_text(errors="ignore") for log in folder.glob(pattern)):
             return True
         time.sleep(0.5)
     return False
 
 
-def _wait_for_none(groups: set[int], limit: float = 10) -> list[str]:
-    """The processes of ``groups`` still running after at most ``limit`` seconds (SIGKILL is
+def _wait_for_none(running: Callable[[], list[str]], limit: float = 10) -> list[str]:
+    """The processes ``running()`` still finds after at most ``limit`` seconds (SIGKILL is
     delivered asynchronously)."""
     deadline = time.monotonic() + limit
-    while (live := _live_processes_in(groups)) and time.monotonic() < deadline:
+    while (live := running()) and time.monotonic() < deadline:
         time.sleep(0.2)
     return live
 
@@ -120,6 +113,22 @@ def _live_processes_in(groups: set[int]) -> list[str]:
     return live
 
 
+def _processes_of(tmp: Path) -> list[str]:
+    """Running processes (zombies excepted: this machine's init may not reap them) whose
+    environment has ``TMPDIR=tmp``: the study's and everything it started, which inherits it."""
+    marker = f"TMPDIR={tmp}".encode() + b"\0"
+    live = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            name, rest = (proc / "stat").read_text().rsplit(")", 1)
+            environ = (proc / "environ").read_bytes() + b"\0"
+        except OSError:
+            continue
+        if rest.split()[0] not in "ZX" and (b"\0" + marker) in (b"\0" + environ):
+            live.append(f"{proc.name} {name.split('(', 1)[1]}")
+    return live
+
+
 def _kill_when(log: Path, marker: str, proc) -> None:
-    if _wait_for(log, marker, proc, limit=400):
+    if _wait_for(log.parent, log.name, marker, proc, limit=400):
         proc.kill()

@@ -19,7 +19,7 @@ from recprivacy.attacks.attribute import (
     zero_updates,
     zeta_split,
 )
-from recprivacy.errors import ConfigError
+from recprivacy.errors import ConfigError, DataError
 
 
 def _separable(n: int = 200, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -41,6 +41,18 @@ def test_zeta_split_is_seeded_disjoint_and_sized():
 def test_zeta_outside_the_open_unit_interval_is_rejected(zeta):
     with pytest.raises(ConfigError, match="zeta"):
         zeta_split(100, zeta, seed=0)
+
+
+def test_attacked_clients_of_one_class_are_a_one_line_error():
+    x, y = _separable(n=4)
+    known, unknown = zeta_split(4, 0.5, seed=0)
+    y[unknown] = 1
+    with pytest.raises(DataError, match=r"^attribute attack: the 2 clients attacked \(zeta 0.5, split seed 0\) all have "
+                                        r"class 'b'; expected two classes or more"):
+        attack_report(x, y, ("a", "b"), 0.5, seed=0, kind="knn")
+    y[known] = 1  # the known clients may have one class: the attack runs
+    y[unknown[0]] = 0
+    assert attack_report(x, y, ("a", "b"), 0.5, seed=0, kind="knn")["n_attacked"] == 2
 
 
 def test_attacker_never_trains_on_a_client_outside_the_zeta_share():

@@ -13,8 +13,7 @@ import pytest
 from recprivacy.federated import engines
 
 pytest.importorskip("flwr", reason="Flower is in the test extra; install recprivacy[test]")
-from recprivacy.federated.flower_app.deployment import devices_key  # noqa: E402
-from recprivacy.federated.flower_app.device import Device  # noqa: E402
+from recprivacy.federated.flower_app.device import Device, federation_tag  # noqa: E402
 
 
 def _starter(started: list[str], stopped: list[str]):
@@ -49,6 +48,6 @@ def test_an_error_in_the_block_still_stops_the_deployments():
 def test_the_key_names_the_devices_data():
     devices = [Device(0, np.array([1.0, 0.0], np.float32), np.array([3, 5])), Device(1, np.zeros(2, np.float32), np.array([2]))]
     same = [Device(d.user, d.x.copy(), d.items.copy()) for d in devices]
-    assert devices_key(devices) == devices_key(same)
-    assert devices_key(devices) != devices_key([devices[0], Device(1, np.zeros(2, np.float32), np.array([4]))])
-    assert devices_key(devices) != devices_key(devices[:1])
+    assert federation_tag(devices) == federation_tag(same)
+    assert federation_tag(devices) != federation_tag([devices[0], Device(1, np.zeros(2, np.float32), np.array([4]))])
+    assert federation_tag(devices) != federation_tag(devices[:1])

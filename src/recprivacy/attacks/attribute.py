@@ -294,8 +294,13 @@ def attack_report(
     fused_adam: bool = False, standardize: bool = True,
 ) -> dict[str, Any]:
     """Train ``kind`` on the ζ share (seeded split) and report on the other clients
-    (``metrics.attack.multiclass_attack_report``: weighted / macro F1, accuracy, baselines)."""
+    (``metrics.attack.multiclass_attack_report``: weighted / macro F1, accuracy, baselines).
+    DataError if the clients attacked all have one class, where F1 and AUC are undefined."""
     known, unknown = zeta_split(len(y), zeta, seed)
+    if len(np.unique(y[unknown])) < 2:
+        raise DataError(f"attribute attack: the {len(unknown)} clients attacked (zeta {zeta:g}, split seed {seed}) all have "
+                        f"class {class_names[int(y[unknown][0])]!r}; expected two classes or more: use more users or "
+                        "another zeta")
     attacker = AttributeAttacker(kind, len(class_names), seed, fused_adam=fused_adam, standardize=standardize)
     attacker.fit(x[known], y[known])
     report = multiclass_attack_report(y[unknown], attacker.score(x[unknown]), np.arange(len(class_names)))

@@ -127,15 +127,18 @@ class Method:
 
 def app_spec(sim: FederatedSimulator, method: Method, rounds: int, snapshot_rounds: tuple[int, ...],
              attack_all: bool, wave_size: int = 8) -> AppSpec:
-    """The Flower run of ``sim``'s federation (same model, data sizes, training, seed, noise)."""
+    """The Flower run of ``sim``'s federation (same model, data sizes, training, seed, noise,
+    and the tag of the devices' data)."""
     from dataclasses import asdict
 
+    from recprivacy.federated.flower_app.device import devices
     from recprivacy.federated.flower_app.spec import AppSpec
 
     blocks = {a: [int(c) for c in cols] for a, cols in method.blocks.items()}
+    tag = devices(sim.raw_features, sim.train_csr)[0].federation
     return AppSpec(sim.model.name, sim.model.n_items, sim.model.n_features, sim.model.dim, sim.train_csr.shape[0],
                    sim.n_clients, rounds, sim.seed, sim.noise.mode, sim.init_std, asdict(sim.local), method.name,
-                   dict(method.options), blocks, attack_all, snapshot_rounds, wave_size=wave_size)
+                   dict(method.options), blocks, attack_all, snapshot_rounds, wave_size=wave_size, federation=tag)
 
 
 def _simulate(sim: FederatedSimulator, rounds: int, eval_every: int, attack_all: bool, desc: str) -> Federation:

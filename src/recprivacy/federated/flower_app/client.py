@@ -1,6 +1,7 @@
 """The ClientApp: one user's device (Flower Message API).
 
-``query`` answers the server's one question, which user this device is. ``train`` is one
+``query`` answers the server's one question, which user this device is (and the tag of the
+federation its file was written for, ``device.federation_tag``). ``train`` is one
 round of Algorithm 1 on the device: the global model arrives (``arrays``) with the round
 number (``config``); the device trains it on its own data with ``protocol.local_update`` (a
 batch of one), randomises it with the method's upload defence (``protocol.perturb_uploads``)
@@ -30,7 +31,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
-from flwr.app import ArrayRecord, Context, Message, MetricRecord, RecordDict
+from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
 from flwr.clientapp import ClientApp
 
 from recprivacy.federated.flower_app.device import Device
@@ -59,7 +60,9 @@ def client_app(device_of: DeviceOf, spec_of: SpecOf = spec_in_run_config) -> Cli
 
     @app.query()
     def query(msg: Message, context: Context) -> Message:
-        return Message(RecordDict({"metrics": MetricRecord({"user": device_of(context).user})}), reply_to=msg)
+        device = device_of(context)
+        content = {"metrics": MetricRecord({"user": device.user}), "config": ConfigRecord({"federation": device.federation})}
+        return Message(RecordDict(content), reply_to=msg)
 
     @app.train()
     def train(msg: Message, context: Context) -> Message:

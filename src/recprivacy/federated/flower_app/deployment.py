@@ -13,15 +13,16 @@ machine has recprivacy installed; installing would need the network).
 ``run_deployment`` writes the device files and the run config (``AppSpec`` JSON, output path),
 runs ``flwr run`` on the app folder ``deploy/`` against the local federation or, with
 ``superlink="host:port"``, joins one that runs elsewhere (its SuperNodes are started by the
-devices' owners with ``--node-config 'data="user-<u>.npz"'``; ``out`` must then be a path the
-SuperLink's machine writes and this one reads). The ServerApp's record comes back as a
+devices' owners with ``--node-config 'data="user-<u>.npz"'``, files that ``recprivacy devices``
+writes; ``out`` must then be a path the SuperLink's machine writes and this one reads: run the
+study on the SuperLink's machine). The ServerApp's record comes back as a
 ``ServerLog``. Inside ``engines.shared_deployments``, runs on the same devices join one local
 deployment, started by the first and stopped when the block ends.
 """
 
 from __future__ import annotations
 
-import hashlib
+import itertools
 import os
 import shutil
 import signal
@@ -36,13 +37,13 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
+import psutil
 import tomli_w
 import torch
 
 from recprivacy.errors import RecPrivacyError
 from recprivacy.federated.flower_app import FLOWER_ENV
-from recprivacy.federated.flower_app.device import Device
+from recprivacy.federated.flower_app.device import Device, federation_tag
 from recprivacy.federated.flower_app.server import ServerLog
 from recprivacy.federated.flower_app.spec import AppSpec
 
@@ -228,22 +229,50 @@ class LocalFederation:
 
 
 def stop_groups(procs: list[subprocess.Popen], grace: float = 10.0) -> None:
-    """Terminate the process groups of ``procs`` together, kill what is left after ``grace``
+    """Terminate ``procs`` and every process they started, kill what is left after ``grace``
     seconds, and reap ``procs``.
 
-    Each SuperLink and SuperNode runs in its own session, so its group holds the processes it
-    starts (a SuperNode's ``flower-superexec`` and ClientApp processes): they go with it, also
-    when the SuperNode itself has already died. Safe to call again, and from a signal handler
-    (a reap that cannot finish is left to the next call)."""
+    Each SuperLink and SuperNode runs in its own session, so its group holds most of the
+    processes it starts (a SuperNode's ``flower-superexec`` and ClientApp processes): they go
+    with it, also when the SuperNode itself has already died. The SuperLink starts its
+    ``flower-superexec`` in a session of its own, and that starts the ServerApp (which holds Θ
+    and the uploads): those are found as the procs' descendants (``psutil``) before anything
+    is signalled, and stopped with them. Safe to call again, and from a signal handler (a reap
+    that cannot finish is left to the next call)."""
+    detached = _descendants(procs)
     for proc in procs:
         _signal_group(proc, signal.SIGTERM)
+    for child in detached:
+        _signal_process(child, signal.SIGTERM)
     deadline = time.monotonic() + grace
     for proc in procs:
         _wait(proc, max(0.0, deadline - time.monotonic()))
+    _, alive = psutil.wait_procs(detached, timeout=max(0.0, deadline - time.monotonic()))
     for proc in procs:
         _signal_group(proc, signal.SIGKILL)
+    for child in alive:
+        _signal_process(child, signal.SIGKILL)
     for proc in procs:
         _wait(proc, grace)
+
+
+def _descendants(procs: list[subprocess.Popen]) -> list[psutil.Process]:
+    """Every running process started by ``procs`` or by their descendants, in any session."""
+    found = []
+    for proc in procs:
+        try:
+            found += psutil.Process(proc.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            pass
+    return found
+
+
+def _signal_process(proc: psutil.Process, sig: int) -> None:
+    """``sig`` to ``proc`` unless it has ended (psutil checks that its pid was not reused)."""
+    try:
+        proc.send_signal(sig)
+    except psutil.NoSuchProcess:
+        pass
 
 
 def _wait(proc: subprocess.Popen, timeout: float) -> None:
@@ -279,17 +308,32 @@ def submit(spec: AppSpec, address: str, workdir: Path, out: Path, timeout: float
     app = workdir / "app"
     shutil.copytree(APP_DIR, app, dirs_exist_ok=True)
     command = ["flwr", "run", str(app), "federation", "--run-config", str(workdir / "run.toml"), "--stream"]
+    run_log = workdir / "logs" / "run.log"
     try:
-        with open(workdir / "logs" / "run.log", "ab") as log:
+        with open(run_log, "ab") as log:
             subprocess.run(command, env=flower_environment(home), stdout=log, stderr=subprocess.STDOUT, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
-        raise RecPrivacyError(f"flower engine: the run did not finish within {timeout:g} s; see {workdir / 'logs' / 'run.log'}") from None
+        raise RecPrivacyError(f"flower engine: the run did not finish within {timeout:g} s ({last_error(run_log)}); "
+                              f"log: {run_log}") from None
     if not out.exists():
-        raise RecPrivacyError(f"flower engine: the ServerApp wrote no record to {out}; see {workdir / 'logs' / 'run.log'}")
+        raise RecPrivacyError(f"flower engine: the run ended without the ServerApp's record ({last_error(run_log)}); "
+                              f"log: {run_log}")
     log = ServerLog(**torch.load(out, weights_only=False))
     if log.error or not log.final:
         raise RecPrivacyError(f"engine flower: {log.error or 'the server finished without a model'}")
     return log
+
+
+def last_error(log: Path) -> str:
+    """What ``flwr run`` said last in ``log``, as one line: its last error box (``╭─ Error``), or
+    else its last line (the log itself is often in a temporary folder that is gone when the
+    error is read)."""
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    boxes = [i for i, line in enumerate(lines) if line.startswith("╭─ Error")]
+    if boxes:
+        box = itertools.takewhile(lambda line: not line.startswith("╰"), lines[boxes[-1] + 1 :])
+        return " ".join(" ".join(line.strip("│ ") for line in box).split())
+    return " ".join(next((line for line in reversed(lines) if line.strip()), "flwr run printed nothing").split())
 
 
 def run_deployment(spec: AppSpec, devices: list[Device], workdir: Path, superlink: str | None = None,
@@ -301,20 +345,11 @@ def run_deployment(spec: AppSpec, devices: list[Device], workdir: Path, superlin
     (workdir / "logs").mkdir(exist_ok=True)
     out = workdir / "server-log.pt"
     if superlink is None and shared is not None:
-        superlink = shared.address(devices_key(devices), lambda stack: _start_kept(stack, devices, min(timeout, 300.0)))
+        superlink = shared.address(federation_tag(devices), lambda stack: _start_kept(stack, devices, min(timeout, 300.0)))
     if superlink is not None:
         return submit(spec, superlink, workdir, out, timeout)
     with LocalFederation(write_devices(devices, workdir / "devices"), workdir, timeout=min(timeout, 300.0)) as federation:
         return submit(spec, federation.address, workdir, out, timeout)
-
-
-def devices_key(devices: list[Device]) -> str:
-    """A digest of every device's data: two runs with the same key can share SuperNodes."""
-    digest = hashlib.sha256()
-    for d in devices:
-        for part in (np.int64(d.user), np.ascontiguousarray(d.x, np.float32), np.ascontiguousarray(d.items, np.int64)):
-            digest.update(part.tobytes())
-    return digest.hexdigest()
 
 
 def _start_kept(stack: ExitStack, devices: list[Device], timeout: float) -> str:

@@ -3,7 +3,8 @@
 ``RecStrategy`` (a ``flwr.serverapp.strategy.Strategy``) knows only what paper 004's server
 knows: the global model Θ, the schedule (``AppSpec``) and what devices upload. Before the
 first round it asks every connected node which user it is (``query``; it waits at most
-``spec.timeout`` seconds for all ``n_users`` nodes). Each round it samples users with
+``spec.timeout`` seconds for all ``n_users`` nodes) and refuses a device whose data are of
+another federation than the spec's (``node_users``). Each round it samples users with
 ``protocol.sample_clients`` (every user in the attack round with ``attack_all``), sends them
 Θ with the round number, and averages the uploads with ``protocol.aggregate`` in user order,
 so the result does not depend on arrival order. The ServerApp hands the strategy its grid
@@ -67,7 +68,7 @@ class RecStrategy(Strategy):
 
     def configure_train(self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid) -> Iterable[Message]:
         if not self.node_of:
-            self.node_of = _identify_nodes(grid, self.spec.n_users, self.spec.timeout)
+            self.node_of = _identify_nodes(grid, self.spec.n_users, self.spec.timeout, self.spec.federation)
         self.started = time.perf_counter()
         users = np.arange(self.spec.n_users) if self.spec.sampled_all(server_round) else \
             sample_clients(self.spec.n_users, self.spec.n_clients, self.spec.seed, server_round)
@@ -147,9 +148,10 @@ def exchange(grid: Grid, messages: list[Message], timeout: float | None) -> list
     return replies
 
 
-def _identify_nodes(grid: Grid, n_users: int, timeout: float) -> dict[int, int]:
+def _identify_nodes(grid: Grid, n_users: int, timeout: float, federation: str) -> dict[int, int]:
     """``{user: node id}`` of every device, asked once: at most ``timeout`` seconds for all to
-    connect, then as long for each wave of replies."""
+    connect, then as long for each wave of replies. Every device must hold the data of
+    ``federation`` (its tag) and every user 0..n_users-1 must have exactly one."""
     deadline = time.monotonic() + timeout
     nodes = list(grid.get_node_ids())
     while len(nodes) < n_users and time.monotonic() < deadline:
@@ -160,10 +162,31 @@ def _identify_nodes(grid: Grid, n_users: int, timeout: float) -> dict[int, int]:
     asks = [Message(RecordDict({"config": ConfigRecord({})}), n, MessageType.QUERY) for n in nodes]
     replies = list(grid.send_and_receive(asks, timeout=timeout))
     _check_replies(0, replies, {n: -1 for n in nodes})
+    return node_users(replies, n_users, federation)
+
+
+def node_users(replies: list[Message], n_users: int, federation: str) -> dict[int, int]:
+    """``{user: node id}`` from the devices' answers to the query; RecPrivacyError names the
+    first device that holds another federation's data (its file was written from another
+    config, split or dataset), or the users missing or claimed twice."""
+    foreign = [m for m in replies if _tag(m) != federation]
+    if foreign:
+        m = foreign[0]
+        raise RecPrivacyError(f"devices: {len(foreign)} of {len(replies)} hold data of another federation (first: node "
+                              f"{m.metadata.src_node_id}, user {int(m.content['metrics']['user'])}, tag {_tag(m)!r}; "
+                              f"this run trains on {federation!r}); write their files again with `recprivacy devices` "
+                              "from the study's config")
     node_of = {int(m.content["metrics"]["user"]): m.metadata.src_node_id for m in replies}
-    if sorted(node_of) != list(range(n_users)):
-        raise RecPrivacyError(f"devices: expected one node for each user 0..{n_users - 1}, got users {sorted(node_of)[:10]}...")
+    if len(node_of) != len(replies) or sorted(node_of) != list(range(n_users)):
+        claimed = sorted(int(m.content["metrics"]["user"]) for m in replies)
+        raise RecPrivacyError(f"devices: expected one node for each user 0..{n_users - 1}, got users {claimed[:10]}"
+                              f"{'...' if len(claimed) > 10 else ''}")
     return node_of
+
+
+def _tag(reply: Message) -> str:
+    """The federation tag a device's answer names ("" from a device without one)."""
+    return str(reply.content["config"]["federation"]) if "config" in reply.content else ""
 
 
 def _check_replies(round_: int, replies: list[Message], sent: dict[int, int]) -> None:

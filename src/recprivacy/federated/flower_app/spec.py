@@ -10,7 +10,8 @@ the server's schedule (``rounds``, ``n_clients`` sampled per round, ``attack_all
 round samples every user) with how many devices train at once (``wave_size``, the server
 sends a round's messages in waves of that many nodes; it bounds the ClientApp processes alive
 at once, each ~0.5 GB with torch, and leaves the results unchanged). ``timeout`` bounds each
-wave's wait for replies.
+wave's wait for replies. ``federation`` is the tag of the devices' data the study trains on
+(``device.federation_tag``); the server refuses a device that holds another.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class AppSpec:
     snapshot_rounds: tuple[int, ...] = ()
     timeout: float = 600.0
     wave_size: int = 8
+    federation: str = ""
 
     def __post_init__(self) -> None:
         if self.wave_size < 1:
