@@ -70,7 +70,7 @@ def _coat_config(engine: str, users: int):
     return load_config(base={
         "name": f"coat-{engine}", "study": "federated", "seed": 0, "noise": "simulation",
         "dataset": {"name": "coat", "data_dir": DATA}, "eval": {"ks": [20]},
-        "study_options": {"rounds": 2, "eval_every": 1, "clients_per_round": 0.5, "holdout": "random", "dims": [16],
+        "study_options": {"rounds": 3, "eval_every": 1, "clients_per_round": 0.5, "holdout": "random", "dims": [16],
                           "local_epochs": 2, "max_users": users, "methods": ["none", "apm"], "zetas": [0.2],
                           "attackers": ["dnn", "knn"], "attack_seeds": 2, "attack_clients": "all", "engine": engine,
                           "attributes": ["age"]},  # Coat's first 40 users are all women: gender has one class

@@ -110,7 +110,9 @@ def end_by_signal_when_uncaught() -> None:
 
 class LocalFederation:
     """A SuperLink and one SuperNode per device on 127.0.0.1 (module docstring); use as a
-    context manager, which stops every process it started.
+    context manager, which stops every process it started. ``host``: the address the SuperLink
+    listens on (``"0.0.0.0"`` lets devices on other machines join it too; its ``address`` for
+    this machine stays ``127.0.0.1:<port>``).
 
     While it is up (entered in the main thread), SIGTERM and SIGINT first stop its process
     groups and delete the device files (they hold the users' data), then restore the handlers
@@ -121,8 +123,10 @@ class LocalFederation:
     A study stopped by ``kill`` or Ctrl-C leaves no SuperLink, SuperNode, ClientApp or run file
     behind, and ends as it would have ended without the federation."""
 
-    def __init__(self, device_files: list[Path], workdir: Path, timeout: float = 120.0, attempts: int = 3) -> None:
+    def __init__(self, device_files: list[Path], workdir: Path, timeout: float = 120.0, attempts: int = 3,
+                 host: str = "127.0.0.1") -> None:  # fmt: skip
         self.device_files = device_files
+        self.host = host
         self.workdir = workdir
         self.timeout = timeout
         self.attempts = attempts
@@ -137,7 +141,7 @@ class LocalFederation:
         self._install_handlers()
         try:
             port, self.superlink = self._start({"superlink": lambda p: [
-                "flower-superlink", "--insecure", "--host", "127.0.0.1", "--port", str(p),
+                "flower-superlink", "--insecure", "--host", self.host, "--port", str(p),
                 "--disable-runtime-dependency-installation"]})["superlink"]
             self.address = f"127.0.0.1:{port}"
             nodes = {f"supernode-{i}": (lambda p, path=path: [
