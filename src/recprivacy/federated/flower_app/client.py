@@ -100,7 +100,7 @@ def _local_state(context: Context, spec: AppSpec, device: Device, noise: NoiseSo
         users = np.array([device.user])
         x = client_features(device.x[None], users, noise, baseline and baseline.features) if model.uses_features else device.x[None]
         _, private = initial_state(model, spec.n_users, spec.seed, spec.init_std)
-        context.state["features"] = ArrayRecord({"x": torch.as_tensor(x)})
+        context.state["features"] = ArrayRecord({"x": torch.tensor(x)})  # a copy: x may be read-only (Ray)
         context.state["private"] = ArrayRecord({k: v[device.user : device.user + 1].clone() for k, v in private.items()})
     x = context.state["features"].to_torch_state_dict()["x"].numpy()
     return x, context.state["private"].to_torch_state_dict()

@@ -4,9 +4,10 @@ processes, the run submitted with ``flwr run``).
 ``LocalFederation`` starts one on this machine, bound to 127.0.0.1: a ``flower-superlink`` (its
 one HTTP port serves the Fleet, Control and runtime APIs) and one ``flower-supernode`` per
 device, whose node config ``data`` names that device's file and nothing else. A port is taken
-by starting the process on it and waiting until it listens; a process that exits first (the
-port was taken meanwhile) is retried on another port, ``attempts`` times, then
-``RecPrivacyError`` says so. Every wait is bounded and a failed wait stops everything started
+by starting the process on it and waiting until it listens (a SuperNode: and until the
+SuperLink has activated it), a few per core at a time; a process that exits first (the port
+was taken meanwhile, or the SuperNode gave up registering) is retried on another port,
+``attempts`` times, then ``RecPrivacyError`` says so. Every wait is bounded and a failed wait stops everything started
 so far: nothing is started after a failed wait. Runtime dependency installation is off (each
 machine has recprivacy installed; installing would need the network).
 
@@ -64,6 +65,13 @@ def flower_environment(home: Path) -> dict[str, str]:
     env = {"OMP_NUM_THREADS": "1", **os.environ, **FLOWER_ENV, "FLWR_HOME": str(home)}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
+
+
+STARTING_PER_CORE = 4
+"""Processes a ``LocalFederation`` starts at once per core. Starting them all at once overloads a
+small machine: with 80 SuperNodes at once on 2 cores, the SuperLink answered some registrations
+after the SuperNode had given up waiting; its retry then found its key already registered, and
+a third of the SuperNodes exited (2026-11-27, one run)."""
 
 
 def _port() -> int:
@@ -148,7 +156,7 @@ class LocalFederation:
                 "flower-supernode", "--insecure", "--superlink", self.address, "--port", str(p),
                 "--max-wait-time", str(self.timeout), "--node-config", f'data="{path}"'])
                 for i, path in enumerate(self.device_files)}
-            self.supernodes = [proc for _, proc in self._start(nodes).values()]
+            self.supernodes = [proc for _, proc in self._start(nodes, marker=b"SuperNode ID:").values()]
         except BaseException:
             self.stop()
             self._restore_handlers()
@@ -196,37 +204,61 @@ class LocalFederation:
             end_by_signal_when_uncaught()
             raise Stopped(signum)
 
-    def _launch(self, name: str, command: Command) -> tuple[int, subprocess.Popen]:
+    def _launch(self, name: str, command: Command) -> tuple[int, subprocess.Popen, int]:
+        """Start ``command`` on a free port; its port, process and where its log starts."""
         port = _port()
         with open(self.workdir / "logs" / f"{name}.log", "ab") as out:
+            start = out.tell()
             proc = subprocess.Popen(command(port), env=self.env, stdout=out, stderr=subprocess.STDOUT, cwd=self.workdir,
                                     start_new_session=True)
         self.processes.append(proc)
-        return port, proc
+        return port, proc, start
 
-    def _start(self, commands: dict[str, Command]) -> dict[str, tuple[int, subprocess.Popen]]:
-        """Start every ``command(port)`` and wait until each listens on its port; one that
-        exits first (its port was taken) is started again on another port."""
+    def _ready(self, name: str, port: int, start: int, marker: bytes | None) -> bool:
+        """Listening on ``port`` and, with ``marker``, having logged it since ``start``."""
+        if not _listening(port):
+            return False
+        if marker is None:
+            return True
+        with open(self.workdir / "logs" / f"{name}.log", "rb") as log:
+            log.seek(start)
+            return marker in log.read()
+
+    def _start(self, commands: dict[str, Command], marker: bytes | None = None) -> dict[str, tuple[int, subprocess.Popen]]:
+        """Start every ``command(port)``, at most ``STARTING_PER_CORE`` per core at a time, and
+        wait until each is ready: listening on its port and, with ``marker``, having logged it
+        (a SuperNode logs ``SuperNode ID`` once the SuperLink has registered and activated it).
+        One that exits first (its port was taken, or it gave up registering) is started again
+        on another port; after ``attempts`` starts, or ``timeout`` seconds in all, RecPrivacyError
+        names it. Returns them in the order of ``commands``."""
         (self.workdir / "logs").mkdir(parents=True, exist_ok=True)
-        started = {name: self._launch(name, cmd) for name, cmd in commands.items()}
-        pending = dict(started)
-        tries = dict.fromkeys(commands, 1)
+        waiting, pending, ready = list(commands), {}, {}
+        tries = dict.fromkeys(commands, 0)
         deadline = time.monotonic() + self.timeout
-        while pending and time.monotonic() < deadline:
-            for name, (port, proc) in list(pending.items()):
-                if proc.poll() is not None and tries[name] < self.attempts:
-                    tries[name] += 1
-                    started[name] = pending[name] = self._launch(name, commands[name])
-                elif proc.poll() is None and _listening(port):
+        while (waiting or pending) and time.monotonic() < deadline:
+            while waiting and len(pending) < STARTING_PER_CORE * (os.cpu_count() or 1):
+                name = waiting.pop(0)
+                tries[name] += 1
+                pending[name] = self._launch(name, commands[name])
+            for name, (port, proc, start) in list(pending.items()):
+                if proc.poll() is not None:
                     del pending[name]
+                    if tries[name] >= self.attempts:
+                        self._fail(f"{name} exited {self.attempts} time(s) before it was ready", name)
+                    waiting.insert(0, name)
+                elif self._ready(name, port, start, marker):
+                    ready[name] = pending.pop(name)[:2]
             time.sleep(0.2)
-        if pending:
-            stop_groups([proc for _, proc in started.values()])
-            name = next(iter(pending))
-            raise RecPrivacyError(f"flower engine: {len(pending)} process(es) did not listen on 127.0.0.1 within "
-                                  f"{self.timeout:g} s ({self.attempts} attempt(s) each), first {name}; see "
-                                  f"{self.workdir / 'logs' / (name + '.log')}")
-        return started
+        if waiting or pending:
+            late = [*pending, *waiting]
+            self._fail(f"{len(late)} process(es) not ready within {self.timeout:g} s ({self.attempts} attempt(s) each), "
+                       f"first {late[0]}", late[0])
+        return {name: ready[name] for name in commands}
+
+    def _fail(self, what: str, name: str) -> None:
+        """Stop everything started so far and raise RecPrivacyError saying ``what``."""
+        stop_groups(self.processes)
+        raise RecPrivacyError(f"flower engine: {what}; see {self.workdir / 'logs' / (name + '.log')}")
 
     def stop(self) -> None:
         stop_groups(self.processes)
