@@ -17,6 +17,7 @@ from recprivacy.errors import DataError, RecPrivacyError
 
 pytest.importorskip("flwr", reason="Flower is in the test extra; install recprivacy[test]")
 from recprivacy.federated.flower_app.device import Device, devices, federation_tag  # noqa: E402
+from recprivacy.federated.flower_app import server  # noqa: E402
 from recprivacy.federated.flower_app.server import node_users  # noqa: E402
 
 
@@ -80,3 +81,47 @@ def test_the_server_refuses_a_user_claimed_twice_or_missing():
         node_users([_reply(7, 0, "abc"), _reply(9, 0, "abc")], 2, "abc")
     with pytest.raises(RecPrivacyError, match=r"got users \[0, 2\]"):
         node_users([_reply(7, 0, "abc"), _reply(9, 2, "abc")], 2, "abc")
+
+
+@pytest.fixture
+def no_waiting(monkeypatch):
+    """No pause between looks, and a query message that is only its destination (Flower's needs a run)."""
+    monkeypatch.setattr(server.time, "sleep", lambda s: None)
+    monkeypatch.setattr(server, "Message", lambda content, node, kind: SimpleNamespace(metadata=SimpleNamespace(dst_node_id=node)))
+
+
+class ArrivingGrid:
+    """Nodes connect over time (``arrivals[k]``: the nodes connected at the k-th look, the last
+    from then on) and answer the query with ``devices[node]`` = (user, tag)."""
+
+    def __init__(self, arrivals: list[list[int]], devices: dict[int, tuple[int, str]]) -> None:
+        self.arrivals, self.devices, self.looks, self.asked = arrivals, devices, 0, []
+
+    def get_node_ids(self):
+        self.looks += 1
+        return self.arrivals[min(self.looks, len(self.arrivals)) - 1]
+
+    def send_and_receive(self, asks, timeout=None):
+        nodes = [ask.metadata.dst_node_id for ask in asks]
+        self.asked.append(nodes)
+        return [SimpleNamespace(has_error=lambda: False, **vars(_reply(n, *self.devices[n]))) for n in nodes]
+
+
+def test_each_device_is_asked_once_as_it_connects(no_waiting):
+    grid = ArrivingGrid([[5], [5], [5, 9, 7]], {5: (1, "abc"), 9: (0, "abc"), 7: (2, "abc")})
+    assert server._identify_nodes(grid, 3, timeout=60, federation="abc") == {0: 9, 1: 5, 2: 7}
+    assert grid.asked == [[5], [9, 7]]
+
+
+def test_a_device_of_another_federation_is_refused_before_the_others_connect(no_waiting):
+    grid = ArrivingGrid([[5], [5, 9, 7]], {5: (1, "old"), 9: (0, "abc"), 7: (2, "abc")})
+    with pytest.raises(RecPrivacyError, match=r"1 of 1 hold data of another federation \(first: node 5, user 1"):
+        server._identify_nodes(grid, 3, timeout=60, federation="abc")
+    assert grid.looks == 1  # refused at the first device's answer, without waiting for the other two
+
+
+def test_devices_that_never_all_connect_are_counted_in_the_error(no_waiting):
+    grid = ArrivingGrid([[5]], {5: (0, "abc")})
+    with pytest.raises(RecPrivacyError, match=r"only 1 of the 2 devices connected within 0.5 s"):
+        server._identify_nodes(grid, 2, timeout=0.5, federation="abc")
+    assert grid.asked == [[5]]  # asked once, however long it waited for the other

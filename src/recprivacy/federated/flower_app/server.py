@@ -2,9 +2,9 @@
 
 ``RecStrategy`` (a ``flwr.serverapp.strategy.Strategy``) knows only what paper 004's server
 knows: the global model Θ, the schedule (``AppSpec``) and what devices upload. Before the
-first round it asks every connected node which user it is (``query``; it waits at most
-``spec.timeout`` seconds for all ``n_users`` nodes) and refuses a device whose data are of
-another federation than the spec's (``node_users``). Each round it samples users with
+first round it asks each node which user it is as the node connects (``query``; it waits at
+most ``spec.timeout`` seconds for all ``n_users`` nodes) and refuses a device whose data are of
+another federation than the spec's as soon as it answers (``refuse_foreign``). Each round it samples users with
 ``protocol.sample_clients`` (every user in the attack round with ``attack_all``), sends them
 Θ with the round number, and averages the uploads with ``protocol.aggregate`` in user order,
 so the result does not depend on arrival order. The ServerApp hands the strategy its grid
@@ -149,26 +149,33 @@ def exchange(grid: Grid, messages: list[Message], timeout: float | None) -> list
 
 
 def _identify_nodes(grid: Grid, n_users: int, timeout: float, federation: str) -> dict[int, int]:
-    """``{user: node id}`` of every device, asked once: at most ``timeout`` seconds for all to
-    connect, then as long for each wave of replies. Every device must hold the data of
-    ``federation`` (its tag) and every user 0..n_users-1 must have exactly one."""
+    """``{user: node id}`` of every device, each asked once, as it connects: at most ``timeout``
+    seconds for all to connect, and as long for each wave of replies. A device of another
+    federation than ``federation`` is refused as soon as it answers (``refuse_foreign``), not
+    after every device has connected; every user 0..n_users-1 must have exactly one node."""
     deadline = time.monotonic() + timeout
-    nodes = list(grid.get_node_ids())
-    while len(nodes) < n_users and time.monotonic() < deadline:
+    replies: list[Message] = []
+    asked: set[int] = set()
+    while True:
+        new = [n for n in grid.get_node_ids() if n not in asked]
+        if new:
+            asks = [Message(RecordDict({"config": ConfigRecord({})}), n, MessageType.QUERY) for n in new]
+            answers = list(grid.send_and_receive(asks, timeout=timeout))
+            _check_replies(0, answers, {n: -1 for n in new})
+            refuse_foreign(answers, federation)
+            asked.update(new)
+            replies += answers
+        if len(asked) >= n_users or time.monotonic() >= deadline:
+            break
         time.sleep(0.2)
-        nodes = list(grid.get_node_ids())
-    if len(nodes) < n_users:
-        raise RecPrivacyError(f"only {len(nodes)} of the {n_users} devices connected within {timeout:g} s")
-    asks = [Message(RecordDict({"config": ConfigRecord({})}), n, MessageType.QUERY) for n in nodes]
-    replies = list(grid.send_and_receive(asks, timeout=timeout))
-    _check_replies(0, replies, {n: -1 for n in nodes})
+    if len(asked) < n_users:
+        raise RecPrivacyError(f"only {len(asked)} of the {n_users} devices connected within {timeout:g} s")
     return node_users(replies, n_users, federation)
 
 
-def node_users(replies: list[Message], n_users: int, federation: str) -> dict[int, int]:
-    """``{user: node id}`` from the devices' answers to the query; RecPrivacyError names the
-    first device that holds another federation's data (its file was written from another
-    config, split or dataset), or the users missing or claimed twice."""
+def refuse_foreign(replies: list[Message], federation: str) -> None:
+    """RecPrivacyError naming the first device whose answer holds another federation's tag
+    (its file was written from another config, split or dataset)."""
     foreign = [m for m in replies if _tag(m) != federation]
     if foreign:
         m = foreign[0]
@@ -176,6 +183,12 @@ def node_users(replies: list[Message], n_users: int, federation: str) -> dict[in
                               f"{m.metadata.src_node_id}, user {int(m.content['metrics']['user'])}, tag {_tag(m)!r}; "
                               f"this run trains on {federation!r}); write their files again with `recprivacy devices` "
                               "from the study's config")
+
+
+def node_users(replies: list[Message], n_users: int, federation: str) -> dict[int, int]:
+    """``{user: node id}`` from the devices' answers to the query; RecPrivacyError for a device
+    of another federation (``refuse_foreign``), or users missing or claimed twice."""
+    refuse_foreign(replies, federation)
     node_of = {int(m.content["metrics"]["user"]): m.metadata.src_node_id for m in replies}
     if len(node_of) != len(replies) or sorted(node_of) != list(range(n_users)):
         claimed = sorted(int(m.content["metrics"]["user"]) for m in replies)
