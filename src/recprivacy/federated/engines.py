@@ -95,7 +95,7 @@ def check_engine(engine: str, sim: FederatedSimulator) -> None:
 
 
 def train_federation(sim: FederatedSimulator, method: Method, rounds: int, eval_every: int, engine: str = "simulator",
-                     attack_all: bool = False, superlink: str | None = None, workdir: Path | None = None,
+                     attack_all: bool = False, superlink: str | None = None,
                      desc: str = "federated rounds", wave_size: int = 8) -> Federation:
     """Train ``sim``'s federation with ``engine`` (module docstring); ``sim`` holds the data,
     model, defence and seed, and is the engine itself for ``simulator``; the Flower engines
@@ -108,7 +108,7 @@ def train_federation(sim: FederatedSimulator, method: Method, rounds: int, eval_
     from recprivacy.federated.flower_app.run import run_flower
     spec = app_spec(sim, method, rounds + 1, eval_rounds(rounds, eval_every), attack_all, wave_size)
     with tempfile.TemporaryDirectory(prefix="recprivacy-flower-") as tmp:
-        log = run_flower(engine, spec, devices(sim.raw_features, sim.train_csr), workdir or Path(tmp), superlink, _SHARED.get())
+        log = run_flower(engine, spec, devices(sim.raw_features, sim.train_csr), Path(tmp), superlink, _SHARED.get())
     users = by_workload(log.users[rounds + 1], sim.train_csr)
     rows = np.searchsorted(log.users[rounds + 1], users)
     attack = RoundUploads(rounds + 1, users, log.last_before, {k: v[rows] for k, v in log.last_uploads.items()})
