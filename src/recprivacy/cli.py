@@ -287,10 +287,12 @@ def devices(
     each device owner only their own file, then run the study with --engine flower and study_options.superlink."""
     with user_errors():
         loaded = load_config(config, set_ or [], updates=_thread_updates())
-        from recprivacy.experiments.federated.devices import study_devices, write_device_folder
+        from recprivacy.experiments.federated.devices import FOLDER, study_devices, write_device_folder
+        from recprivacy.io import check_output_folder
 
-        found, manifest = study_devices(loaded)
         inputs = [Path(loaded.dataset.data_dir)] if loaded.dataset.data_dir else []
+        check_output_folder(out, inputs=inputs, writes=[FOLDER])  # before any data is loaded
+        found, manifest = study_devices(loaded)
         folder = write_device_folder(found, manifest, out, inputs)
         _print_rows("Device files", ["", "value"], [[k, manifest[k]] for k in
                                                    ("federation", "dataset", "dataset_sha256", "users", "items", "features")])

@@ -90,7 +90,7 @@ def test_the_recipe_across_hosts_gives_the_simulator_numbers(config: Path, tmp_p
     one SuperNode per device on the devices' host started with the documented command, and the
     study joined on the SuperLink's host."""
     pytest.importorskip("flwr", reason="Flower is in the test extra; install recprivacy[test]")
-    from recprivacy.federated.flower_app.deployment import LocalFederation, flower_environment, stop_groups
+    from recprivacy.federated.flower_app.deployment import LocalFederation, _port, flower_environment, stop_groups
 
     written = runner.invoke(app, ["devices", str(config), "--out", str(tmp_path / "out")])
     assert written.exit_code == 0, written.output
@@ -102,7 +102,7 @@ def test_the_recipe_across_hosts_gives_the_simulator_numbers(config: Path, tmp_p
         port = superlink.address.rsplit(":", 1)[1]
         # the devices' host is fresh: ports 9094.. are free there (on loopback, as free as any)
         nodes = [subprocess.Popen([*prefix, "flower-supernode", "--insecure", "--superlink", f"{server_ip}:{port}",
-                                   "--port", str(_free_port() if not prefix else 9094 + i), "--node-config", f'data="{path}"'],
+                                   "--port", str(_port() if not prefix else 9094 + i), "--node-config", f'data="{path}"'],
                                   env=flower_environment(tmp_path / "devices-home"), start_new_session=True,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                  for i, path in enumerate(files)]
@@ -118,12 +118,6 @@ def test_the_recipe_across_hosts_gives_the_simulator_numbers(config: Path, tmp_p
     assert joined["metrics"].keys() == simulated["metrics"].keys() and len(simulated["metrics"]) > 10
     for key, value in simulated["metrics"].items():
         assert joined["metrics"][key] == pytest.approx(value, abs=1e-6, nan_ok=True), key  # one seed: sd is NaN
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_a_study_joined_where_no_superlink_listens_fails_with_flowers_reason(config: Path, tmp_path: Path):
