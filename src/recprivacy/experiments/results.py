@@ -2,7 +2,8 @@
 
 ``Results`` is JSON-serialisable: the config, the dataset fingerprint, seeds, where the privacy
 mechanisms' noise came from (``noise``: secure, or a seeded simulation), metrics, tables,
-figures (PNG files under ``figures/``), an ordered list of report sections, timings, the thread
+``verdicts`` (every judged row with the numbers it was judged on, its
+sample and each seed's value: ``metrics.verdict``), figures (PNG files under ``figures/``), an ordered list of report sections, timings, the thread
 budget the study ran with (``threads``) and library versions. Its JSON form — the *results document* written to ``results.json`` — is all that
 ``recprivacy.report`` needs, so the report package imports nothing from here and any saved run
 can be rendered again.
@@ -101,6 +102,7 @@ class Results(BaseModel):
     noise: str = ""
     metrics: dict[str, float] = Field(default_factory=dict)
     tables: dict[str, Table] = Field(default_factory=dict)
+    verdicts: list[dict[str, Any]] = Field(default_factory=list)
     figures: dict[str, Figure] = Field(default_factory=dict)
     sections: list[Section] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)

@@ -1,38 +1,97 @@
-"""The one verdict rule every report uses: an attack against its strongest baseline, a defence
-against the undefended attack.
+"""The one judgement every report uses: an attack against its strongest baseline, a defence
+against the undefended attack, a reference (utility) row against its reference.
 
-An attack "leaks" only when its margin over the strongest blind or trivial baseline, on the
-same metric and the same k, has a confidence interval that clears zero. Concretely, with the
-margin ``m = attack - baseline`` and its interval ``[lo, hi]``:
+An attack's *margin* is ``m = value - baseline`` on one metric at one k, where the baseline is
+the strongest thing the adversary can do *without the target* (a blind guess, the majority
+class, the popularity guess at the same k, a statistic of the users' own histories); a statistic
+of the target's output is an attack, never a baseline. With the margin's interval ``[lo, hi]``
+the rule (:data:`RULE`, printed above every table of verdicts) is, in this order:
 
-* ``lo > 0``: **leaks**, by ``m`` (the text names the baseline, the margin and its interval);
-* ``hi <= tolerance`` (the attack does no better than the baseline, up to a ``tolerance`` the
-  caller can justify for its metric; default 0): **no leak measured**;
-* otherwise: **inconclusive** (the sample cannot tell; more targets or seeds would).
-
-For metrics symmetric around chance (ROC AUC, where ``1 - AUC`` is what an attacker who
-flips the decision gets), an interval wholly below chance is leakage too: **leaks
-(inverted)**, reported with the flipped value.
+1. **not resolvable** when the sample cannot measure the metric at all (TPR at an FPR below
+   ``1 / n_negatives``: ``Estimate.resolvable`` is False);
+2. **not enough users** when fewer than :data:`MIN_GROUP` members or non-members (users, for a
+   per-user metric) were attacked;
+3. **saturated** when the attack and the baseline both sit at the metric's ceiling (ROC AUC 1 and
+   1): the metric cannot separate them;
+4. **below blind guess** when the attack's whole interval lies below a blind guess on the metric
+   (``chance``): the attack's assumptions are wrong for this target (e.g. reference models of
+   another algorithm); this is not evidence of safety;
+5. **leaks** when ``lo > 0``;
+6. **no leak measured** when ``hi <= 0`` (the interval lies at or below zero);
+7. **inconclusive** otherwise (the interval straddles zero).
 
 A defence is judged by the change it causes in the same attack's success, ``d = defended -
-undefended`` with its interval: ``lo > 0`` **backfires** (the attack gains), ``hi < 0``
-**reduces** leakage, otherwise **no measurable change**.
+undefended`` (both printed beside it): rules 1-2, then **backfires** when ``lo > 0``, **reduces**
+when ``hi < 0``, otherwise **no measurable change**. A reference row (the target's own utility; a private alternative's utility cost) is not an
+attack and reads **above** / **not above** its reference, or **costs** / **gains** / **no
+measurable cost** (:func:`judge_reference`, :func:`judge_cost`). A secondary metric of an attack (e.g. TPR at
+1% FPR beside ROC AUC) carries no verdict word of its own (:func:`secondary`): only the primary
+metric is judged, so the two can never contradict each other.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from recprivacy.metrics.intervals import Estimate
 
-AttackLabel = Literal["leaks", "leaks (inverted)", "inconclusive", "no leak measured", "not resolvable"]
-DefenceLabel = Literal["backfires", "reduces", "no measurable change", "not resolvable"]
+#: fewest members and fewest non-members (or users, for a per-user metric) a verdict needs
+MIN_GROUP = 10
+
+ATTACK_WORDS = ("not resolvable", "not enough users", "saturated", "below blind guess", "leaks", "no leak measured",
+                "inconclusive")  # fmt: skip
+DEFENCE_WORDS = ("not resolvable", "not enough users", "backfires", "reduces", "no measurable change")
+REFERENCE_WORDS = ("not resolvable", "above", "not above", "costs", "gains", "no measurable cost")
+SECONDARY = "secondary"
+
+#: the rule in one sentence, as every report prints it above its verdicts
+RULE = (
+    "Verdict rule (recprivacy.metrics.verdict), applied in order to margin = value - baseline and its 95% interval "
+    "[lo, hi]: **not resolvable** if the sample cannot measure the metric; **not enough users** if fewer than "
+    f"{MIN_GROUP} members or fewer than {MIN_GROUP} non-members (users, for per-user metrics) were attacked; "
+    "**saturated** if attack and baseline both sit at the metric's ceiling; **below blind guess** if the attack's "
+    "whole interval lies below a blind guess (its assumptions do not fit this target: not evidence of safety); "
+    "**leaks** if lo > 0; **no leak measured** if hi <= 0; **inconclusive** otherwise. A defence's change = defended - "
+    "undefended: **backfires** if lo > 0, **reduces** if hi < 0, **no measurable change** otherwise. Secondary "
+    "metrics are shown without a verdict of their own."
+)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Who a value was measured on: ``positives`` members and ``negatives`` non-members (or
+    only ``positives`` users for a per-user metric), over ``seeds`` seeds combined as
+    ``combined`` (e.g. "one seed", "mean over seeds, t interval")."""
+
+    positives: int
+    negatives: int | None = None
+    seeds: int = 1
+    combined: str = "one seed"
+    units: tuple[str, str] = ("members", "non-members")
+
+    @property
+    def smallest(self) -> int:
+        return self.positives if self.negatives is None else min(self.positives, self.negatives)
+
+    def __str__(self) -> str:
+        who = (f"{self.positives} {self.units[0]}" if self.negatives is None
+               else f"{self.positives} {self.units[0]} / {self.negatives} {self.units[1]}")  # fmt: skip
+        seeds = "1 seed" if self.seeds == 1 else f"{self.seeds} seeds, {self.combined}"
+        return f"{who}; {seeds}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "text": str(self)}
+
+
+def users_sample(n_users: int, seeds: int = 1, combined: str = "one seed") -> Sample:
+    """The sample of a per-user metric (recall, accuracy): ``n_users`` attacked users."""
+    return Sample(n_users, None, seeds, combined, ("users attacked", ""))
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """``label`` (one of the rule's outcomes) and one sentence a reviewer can check."""
+    """``label`` (one of the rule's words) and one sentence a reviewer can check."""
 
     label: str
     text: str
@@ -45,53 +104,98 @@ def _interval(e: Estimate) -> str:
     return f"[{e.low:+.3f}, {e.high:+.3f}]"
 
 
+def _common(estimates: tuple[Estimate, ...], sample: Sample | None) -> Verdict | None:
+    """Rules 1-2: an estimate the sample cannot resolve, or a sample too small to judge."""
+    for e in estimates:
+        if not e.resolvable:
+            return Verdict("not resolvable", f"not resolvable with n = {e.n}")
+    if sample is not None and sample.smallest < MIN_GROUP:
+        return Verdict("not enough users", f"not enough users to judge ({sample}; at least {MIN_GROUP} of each needed)")
+    return None
+
+
 def judge_attack(
+    value: Estimate,
+    baseline: float,
     margin: Estimate,
-    baseline: str,
+    baseline_name: str,
     *,
-    attack: Estimate | None = None,
     chance: float | None = None,
-    tolerance: float = 0.0,
+    ceiling: float | None = 1.0,
+    sample: Sample | None = None,
 ) -> Verdict:
-    """Verdict on an attack from its ``margin`` over the ``baseline`` it is named after.
+    """The verdict on an attack (module docstring, rules 1-7).
 
     Parameters
     ----------
-    margin:
-        ``attack - baseline`` on one metric and one k, with its interval (e.g. a paired
-        bootstrap, or ``attack_estimate.shifted(constant_baseline)``).
+    value:
+        The attack's estimate with its interval.
     baseline:
-        What the attack was compared with, for the sentence ("the popularity guess at k = 10").
-    attack:
-        The attack's own estimate; with ``chance``, used to detect inverted leakage.
+        The strongest baseline's value on the same metric and k (``margin`` is over it).
+    margin:
+        ``value - baseline`` with its interval (paired where the design allows).
+    baseline_name:
+        What the baseline is, for the sentence ("the popularity guess at k = 10").
     chance:
-        Value of a blind guess on a metric symmetric around it (0.5 for ROC AUC), or None.
-    tolerance:
-        Largest margin the caller treats as "no better than the baseline".
-
-    Returns
-    -------
-    Verdict
+        A blind guess's value on this metric (0.5 for ROC AUC, ``1 / C`` for balanced accuracy),
+        or None when the metric has no such floor in the caller's hands.
+    ceiling:
+        The metric's largest value (1 for every bounded metric; None when unbounded).
+    sample:
+        Who was attacked; None skips rule 2 (the caller has checked the sample).
     """
-    if not margin.resolvable:
-        return Verdict("not resolvable", f"not resolvable with n = {margin.n}")
-    if attack is not None and chance is not None and attack.high < chance:
-        flipped = 2 * chance - attack.value
-        return Verdict("leaks (inverted)", f"leaks (inverted): flipping the decision scores {flipped:.3f}, "
-                                           f"interval wholly below chance {chance:g}")  # fmt: skip
+    early = _common((value, margin), sample)
+    if early is not None:
+        return early
+    if ceiling is not None and value.value >= ceiling and baseline >= ceiling:
+        return Verdict("saturated", f"saturated: attack {value.value:.3f} and {baseline_name} {baseline:.3f} both at the "
+                                    f"metric's ceiling {ceiling:g}; it cannot separate them")  # fmt: skip
+    if chance is not None and value.high < chance:
+        return Verdict("below blind guess", f"below blind guess: {value.value:.3f} {_interval(value)} under a blind guess "
+                                            f"({chance:g}); the attack's assumptions do not fit this target, "
+                                            "not evidence of safety")  # fmt: skip
     if margin.low > 0:
-        return Verdict("leaks", f"leaks: {margin.value:+.3f} {_interval(margin)} over {baseline}")
-    if margin.high <= tolerance:
-        return Verdict("no leak measured", f"no leak measured: {margin.value:+.3f} {_interval(margin)} against {baseline}")
-    return Verdict("inconclusive", f"inconclusive: {margin.value:+.3f} {_interval(margin)} against {baseline}")
+        return Verdict("leaks", f"leaks: {margin.value:+.3f} {_interval(margin)} over {baseline_name}")
+    if margin.high <= 0:
+        return Verdict("no leak measured", f"no leak measured: {margin.value:+.3f} {_interval(margin)} against {baseline_name}")
+    return Verdict("inconclusive", f"inconclusive: {margin.value:+.3f} {_interval(margin)} against {baseline_name}")
 
 
-def judge_defence(change: Estimate, attack: str) -> Verdict:
-    """Verdict on a defence from the ``change`` (defended - undefended) in ``attack``'s success."""
-    if not change.resolvable:
-        return Verdict("not resolvable", f"not resolvable with n = {change.n}")
+def judge_defence(change: Estimate, attack: str, *, sample: Sample | None = None) -> Verdict:
+    """The verdict on a defence from the ``change`` (defended - undefended) in ``attack``'s success."""
+    early = _common((change,), sample)
+    if early is not None:
+        return early
     if change.low > 0:
-        return Verdict("backfires", f"defence backfires: {attack} gains {change.value:+.3f} {_interval(change)}")
+        return Verdict("backfires", f"backfires: {attack} gains {change.value:+.3f} {_interval(change)}")
     if change.high < 0:
         return Verdict("reduces", f"reduces {attack} by {-change.value:.3f} [{-change.high:.3f}, {-change.low:.3f}]")
     return Verdict("no measurable change", f"no measurable change in {attack}: {change.value:+.3f} {_interval(change)}")
+
+
+def judge_reference(margin: Estimate, what: str) -> Verdict:
+    """A reference row (the target's own utility, not an attack): **above** its reference when
+    the margin's interval clears zero, **not above** otherwise."""
+    if not margin.resolvable:
+        return Verdict("not resolvable", f"not resolvable with n = {margin.n}")
+    if margin.low > 0:
+        return Verdict("above", f"reference: above {what} by {margin.value:+.4f} [{margin.low:+.4f}, {margin.high:+.4f}]")
+    return Verdict("not above", f"reference: not above {what} ({margin.value:+.4f} [{margin.low:+.4f}, {margin.high:+.4f}])")
+
+
+def judge_cost(change: Estimate, what: str) -> Verdict:
+    """A private alternative's utility against the target's (``change`` = alternative - target,
+    a reference row, not an attack): **costs** when ``hi < 0``, **gains** when ``lo > 0``,
+    otherwise **no measurable cost**."""
+    if not change.resolvable:
+        return Verdict("not resolvable", f"not resolvable with n = {change.n}")
+    if change.high < 0:
+        return Verdict("costs", f"reference: costs {-change.value:.4f} [{-change.high:.4f}, {-change.low:.4f}] of {what}")
+    if change.low > 0:
+        return Verdict("gains", f"reference: gains {change.value:+.4f} [{change.low:+.4f}, {change.high:+.4f}] of {what}")
+    return Verdict("no measurable cost", f"reference: no measurable cost ({change.value:+.4f} [{change.low:+.4f}, {change.high:+.4f}])")
+
+
+def secondary(primary_metric: str) -> Verdict:
+    """The verdict cell of a secondary metric: no word of its own (module docstring)."""
+    return Verdict(SECONDARY, f"secondary metric (shown for scale): the verdict is on {primary_metric}")

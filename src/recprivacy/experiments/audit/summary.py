@@ -10,6 +10,7 @@ from __future__ import annotations
 from recprivacy.experiments.audit.registry import audit_sections
 from recprivacy.experiments.audit.writer import RISK_COLUMNS, UNDEFENDED, SectionWriter
 from recprivacy.experiments.results import Results
+from recprivacy.metrics.verdict import RULE
 
 #: attack sections the design plans; named as "not yet available" while unregistered
 PLANNED_SECTIONS = {
@@ -25,16 +26,17 @@ def add_risk_summary(results: Results, writers: list[SectionWriter], ran: list[s
     notes on planned sections not registered, sections ``skipped`` for missing inputs (with
     what they need) and registered sections not among those that ``ran``."""
     rows = [r.row() for out in writers for r in out.risks]
+    results.verdicts.extend(r.record(out.key) for out in writers for r in out.risks)
     table = results.add_table("risk_summary", RISK_COLUMNS, rows,
-                              "One row per measured risk; baseline = the strongest blind or trivial guess on the same metric and k")
+                              "One row per measured risk; baseline = the strongest thing the adversary can do without the "
+                              "target, on the same metric and k")  # fmt: skip
     text = [
         "Each row is one measurement: the attack (or, for utility, the target's own accuracy, a reference and not an "
-        "attack), the metric, the value measured on this run with its 95% interval, the strongest blind or trivial guess "
-        "on the same metric and k, the attack's margin over it with its interval, and a verdict by one rule "
-        "(`recprivacy.metrics.verdict`): **leaks** only when the margin's interval clears zero, **no leak measured** when "
-        "it lies wholly below zero, **inconclusive** when it straddles zero. A defence's row compares the defended attack "
-        f"with the same attack undefended ({UNDEFENDED}): the margin is the change, judged **reduces**, **backfires** or "
-        "**no measurable change** by the same rule."
+        "attack), the metric, the value measured with its 95% interval, the strongest baseline on the same metric and k "
+        "(what the adversary knows without the target: a blind guess, the majority class, the popularity guess, the "
+        "users' own histories), the margin (value - baseline, as printed) with its interval, the verdict and the "
+        f"sample (users attacked, seeds and how they were combined). A defence's row compares the defended attack with the "
+        f"same attack undefended ({UNDEFENDED}): its margin is the change. {RULE}"
     ]
     registered = [s.name for s in audit_sections()]
     missing = [desc for name, desc in PLANNED_SECTIONS.items() if name not in registered]

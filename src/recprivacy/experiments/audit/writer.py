@@ -1,54 +1,89 @@
 """What an audit section writes: its text, tables, figures, metrics and the rows it adds to the
 risk summary (:class:`Risk`), collected by a :class:`SectionWriter` into the run's ``Results``.
 
-A risk row's verdict comes from the one rule of ``metrics.verdict``: :meth:`SectionWriter.judge`
-applies ``judge_attack`` to the attack's margin over the strongest blind or trivial guess on the
-same metric and k; a defence's row names :data:`UNDEFENDED` as its baseline and is judged by
-``judge_defence``.
+Every risk row is judged by the one judgement of ``metrics.verdict``: :meth:`SectionWriter.judge`
+(an attack's primary metric against the strongest baseline on the same metric and k),
+:meth:`SectionWriter.secondary` (a secondary metric, shown without a verdict word),
+:meth:`SectionWriter.defence` (a defended attack against the same attack undefended, named by
+:data:`UNDEFENDED`) and :meth:`SectionWriter.reference` (the target's utility, not an attack).
+Each row names its sample (users attacked, seeds and how they were combined) and keeps every
+seed's value; :meth:`Risk.record` is what ``results.json`` stores under ``verdicts``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from recprivacy.experiments.results import Results
 from recprivacy.metrics.intervals import Estimate
-from recprivacy.metrics.verdict import Verdict, judge_attack
+from recprivacy.metrics.verdict import Sample, Verdict, judge_attack, judge_defence, judge_reference, secondary
 
-RISK_COLUMNS = ["attack", "metric", "value [95% CI]", "baseline (name)", "margin [95% CI]", "verdict"]
+RISK_COLUMNS = ["attack", "metric", "value [95% CI]", "baseline (name)", "margin [95% CI]", "verdict", "sample"]
 
 #: baseline name of a defence's row: its value is the defended attack, the baseline the same attack
 #: undefended on the same targets, the margin the change, judged by ``metrics.verdict.judge_defence``
 UNDEFENDED = "undefended attack, same targets"
 
+KINDS = ("attack", "secondary", "defence", "reference")
+
+
+def printed_margin(value: float, baseline: float) -> float:
+    """The margin as printed: the printed value minus the printed baseline (4 decimals each), so
+    a reader's subtraction of the two printed numbers gives the printed margin exactly."""
+    return round(value, 4) - round(baseline, 4)
+
 
 @dataclass(frozen=True)
 class Risk:
-    """One row of the risk summary: the attack's ``value`` (with its ``interval`` when the
-    section measured one), the ``baseline`` it is judged against (``baseline_name`` says which:
-    the strongest blind or trivial guess on the same metric and k), the ``margin`` over it
-    with its interval, and the ``verdict`` of ``metrics.verdict``."""
+    """One row of the risk summary: the ``value`` measured, the ``baseline`` it is set against
+    (``baseline_name`` says which), the ``margin`` over it with its interval, the ``verdict`` of
+    ``metrics.verdict``, the ``sample`` it was measured on and each seed's value (``per_seed``).
+    ``kind``: ``attack`` (primary metric), ``secondary``, ``defence`` or ``reference``."""
 
     attack: str
     metric: str
-    value: float
-    blind_guess: float
-    verdict: str
-    baseline_name: str = "blind guess"
-    interval: tuple[float, float] | None = None
-    margin: Estimate | None = None
+    value: Estimate
+    baseline: float
+    baseline_name: str
+    margin: Estimate
+    verdict: Verdict
+    kind: str = "attack"
+    sample: Sample | None = None
+    per_seed: tuple[float, ...] = ()
+    note: str = ""
+    chance: float | None = None
+    ceiling: float | None = 1.0
+
+    def verdict_cell(self) -> str:
+        """The verdict word (the rule's longer sentence for the words that explain themselves),
+        then the ``note`` in brackets; the numbers are in the row's other cells."""
+        text = self.verdict.label if self.verdict.label in ("leaks", "no leak measured", "inconclusive", "backfires", "reduces",
+                                                            "no measurable change", "above", "not above", "costs", "gains",
+                                                            "no measurable cost") else self.verdict.text  # fmt: skip
+        return f"{text} ({self.note})" if self.note else text
 
     def row(self) -> list[str]:
-        """The risk summary's cells (``RISK_COLUMNS``); a margin the sample cannot resolve (TPR
-        at an FPR below ``1 / n``) prints as "not resolvable with n = ...", never as a number."""
-        if self.margin is not None and not self.margin.resolvable:
-            return [self.attack, self.metric, str(self.margin), f"- ({self.baseline_name})", str(self.margin), self.verdict]
-        value = f"{self.value:.4f}" + (f" [{self.interval[0]:.4f}, {self.interval[1]:.4f}]" if self.interval else " (no interval)")
-        if self.margin is None:
-            margin = f"{self.value - self.blind_guess:+.4f} (no interval)"
-        else:
-            margin = f"{self.margin.value:+.4f} [{self.margin.low:+.4f}, {self.margin.high:+.4f}]"
-        return [self.attack, self.metric, value, f"{self.blind_guess:.4f} ({self.baseline_name})", margin, self.verdict]
+        """The risk summary's cells (``RISK_COLUMNS``); a value the sample cannot resolve (TPR at
+        an FPR below ``1 / n``) prints as "not resolvable with n = ...", never as a number."""
+        sample = str(self.sample) if self.sample is not None else "-"
+        if not self.value.resolvable or not self.margin.resolvable:
+            unresolved = str(self.value if not self.value.resolvable else self.margin)
+            return [self.attack, self.metric, unresolved, f"- ({self.baseline_name})", unresolved, self.verdict_cell(), sample]
+        v = self.value
+        margin = f"{printed_margin(v.value, self.baseline):+.4f} [{self.margin.low:+.4f}, {self.margin.high:+.4f}]"
+        return [self.attack, self.metric, f"{v.value:.4f} [{v.low:.4f}, {v.high:.4f}]", f"{self.baseline:.4f} ({self.baseline_name})",
+                margin, self.verdict_cell(), sample]  # fmt: skip
+
+    def record(self, section: str) -> dict[str, Any]:
+        """What ``results.json`` keeps of the row: every number it was judged on (``verdicts``)."""
+        return {"section": section, "attack": self.attack, "metric": self.metric, "kind": self.kind,
+                "value": self.value.to_dict(), "baseline": self.baseline, "baseline_name": self.baseline_name,
+                "margin": self.margin.to_dict(), "printed_margin": printed_margin(self.value.value, self.baseline),
+                "label": self.verdict.label, "text": self.verdict.text, "note": self.note, "chance": self.chance,
+                "ceiling": self.ceiling, "sample": self.sample.to_dict() if self.sample is not None else None,
+                "per_seed": list(self.per_seed), "row": self.row()}  # fmt: skip
 
 
 @dataclass
@@ -75,21 +110,35 @@ class SectionWriter:
     def add_metric(self, name: str, value: float) -> None:
         self.results.metrics[f"{self.key}/{name}"] = float(value)
 
-    def add_risk(self, attack: str, metric: str, value: float, blind_guess: float, verdict: str) -> None:
-        """A row without intervals (prefer :meth:`judge`, which applies the one verdict rule)."""
-        self.risks.append(Risk(attack, metric, float(value), float(blind_guess), verdict))
-
-    def add_risk_row(self, risk: Risk) -> None:
-        self.risks.append(risk)
-
-    def judge(self, attack: str, metric: str, value: Estimate, baseline: float, baseline_name: str,
-              margin: Estimate, note: str = "", chance: float | None = None) -> Verdict:  # fmt: skip
-        """Judge an attack by ``metrics.verdict.judge_attack`` (its ``margin`` over ``baseline``,
-        the strongest blind or trivial guess on the same metric and k; ``chance`` for a metric
-        symmetric around a blind guess, 0.5 for ROC AUC) and add the risk row; ``note`` (e.g.
-        the attacker's name) is appended to the verdict in brackets."""
-        verdict = judge_attack(margin, baseline_name, attack=value, chance=chance)
-        text = f"{verdict.text} ({note})" if note else verdict.text
-        self.risks.append(Risk(attack, metric, value.value, float(baseline), text, baseline_name,
-                               (value.low, value.high), margin))  # fmt: skip
+    def judge(self, attack: str, metric: str, value: Estimate, baseline: float, baseline_name: str, margin: Estimate,
+              note: str = "", *, chance: float | None = None, sample: Sample | None = None,
+              per_seed: Sequence[float] = ()) -> Verdict:  # fmt: skip
+        """Judge an attack's primary metric by ``metrics.verdict.judge_attack`` (its ``margin`` over
+        ``baseline``, the strongest baseline on the same metric and k; ``chance``: a blind guess's
+        value on the metric) and add the row; ``note`` (e.g. the attacker's name) follows the word."""
+        verdict = judge_attack(value, float(baseline), margin, baseline_name, chance=chance, sample=sample)
+        self.risks.append(Risk(attack, metric, value, float(baseline), baseline_name, margin, verdict, "attack", sample,
+                               tuple(per_seed), note, chance))  # fmt: skip
         return verdict
+
+    def secondary(self, attack: str, metric: str, primary: str, value: Estimate, baseline: float, baseline_name: str,
+                  margin: Estimate, note: str = "", *, sample: Sample | None = None, per_seed: Sequence[float] = ()) -> None:  # fmt: skip
+        """A secondary metric of the attack judged on ``primary``: its numbers, no verdict word."""
+        self.risks.append(Risk(attack, metric, value, float(baseline), baseline_name, margin, secondary(primary), "secondary",
+                               sample, tuple(per_seed), note))  # fmt: skip
+
+    def defence(self, attack: str, metric: str, defended: Estimate, undefended: float, change: Estimate, what: str,
+                note: str = "", *, sample: Sample | None = None) -> Verdict:  # fmt: skip
+        """A defended attack against the same attack undefended on the same targets: the change
+        (``defended - undefended``, paired where the design allows) judged by ``judge_defence``."""
+        verdict = judge_defence(change, what, sample=sample)
+        self.risks.append(Risk(attack, metric, defended, float(undefended), UNDEFENDED, change, verdict, "defence", sample,
+                               note=note))  # fmt: skip
+        return verdict
+
+    def reference(self, attack: str, metric: str, value: Estimate, baseline: float, baseline_name: str, margin: Estimate,
+                  verdict: Verdict | None = None, *, sample: Sample | None = None) -> None:  # fmt: skip
+        """A reference row (utility, not an attack): ``judge_reference`` unless a ``verdict`` of
+        ``metrics.verdict`` is given (a private alternative's cost, judged as a defence)."""
+        verdict = verdict or judge_reference(margin, baseline_name)
+        self.risks.append(Risk(attack, metric, value, float(baseline), baseline_name, margin, verdict, "reference", sample))
