@@ -1,4 +1,4 @@
-"""Confidence intervals of attack metrics and the one verdict rule."""
+"""Confidence intervals of attack metrics (the verdict rule: ``test_verdict_rule.py``)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,6 @@ from recprivacy.metrics.intervals import (
     mean_interval,
     tpr_at_fpr_interval,
 )
-from recprivacy.metrics.verdict import judge_attack, judge_defence
-
-
-def _estimate(value: float, low: float, high: float) -> Estimate:
-    return Estimate(value, low, high, "hand-made", 100)
 
 
 def test_auc_interval_point_equals_sklearn_and_hand_value():
@@ -99,53 +94,7 @@ def test_mean_interval_uses_sample_sd():
     assert (single.low, single.high) == (0.7, 0.7)
 
 
-@pytest.mark.parametrize(
-    ("margin", "label"),
-    [
-        ((-0.05, -0.08, -0.02), "no leak measured"),  # attack below a same-k baseline
-        ((0.01, -0.02, 0.04), "inconclusive"),  # interval straddles the baseline
-        ((0.10, 0.06, 0.14), "leaks"),
-    ],
-)
-def test_attack_verdicts(margin, label):
-    v = judge_attack(_estimate(*margin), "the popularity guess at k = 10")
-    assert v.label == label
-    assert "the popularity guess at k = 10" in v.text
-
-
-def test_attack_tolerance_and_inverted_auc():
-    assert judge_attack(_estimate(0.0, -0.01, 0.01), "0.5", tolerance=0.02).label == "no leak measured"
-    inverted = judge_attack(_estimate(-0.3, -0.35, -0.25), "a blind guess", attack=_estimate(0.2, 0.15, 0.25), chance=0.5)
-    assert inverted.label == "leaks (inverted)"
-    assert "0.800" in inverted.text
-
-
-@pytest.mark.parametrize(
-    ("change", "label"),
-    [((0.29, 0.2, 0.35), "backfires"), ((-0.2, -0.3, -0.1), "reduces"), ((0.01, -0.03, 0.05), "no measurable change")],
-)
-def test_defence_verdicts(change, label):
-    v = judge_defence(_estimate(*change), "membership ROC AUC")
-    assert v.label == label
-
-
-def test_a_reduction_is_stated_as_a_positive_amount_with_its_interval_in_the_same_sign():
-    assert judge_defence(_estimate(-0.2, -0.3, -0.1), "membership ROC AUC").text == "reduces membership ROC AUC by 0.200 [0.100, 0.300]"
-
-
-def test_unresolvable_estimates_give_no_verdict():
-    e = Estimate(float("nan"), 0.0, 1.0, "too few", 94, resolvable=False)
-    assert judge_attack(e, "x").label == "not resolvable"
-    assert judge_defence(e, "x").label == "not resolvable"
-
-
 def test_mean_interval_is_clipped_to_the_metric_range():
     est = mean_interval([0.99, 1.0, 0.96], bounds=(0.0, 1.0))
     assert est.high == 1.0 and est.low < est.value
     assert mean_interval([0.99, 1.0, 0.96]).high > 1.0  # what an unbounded t interval would claim
-
-
-def test_an_attack_exactly_level_with_its_baseline_reads_no_leak():
-    """The paper protocol's best attack and the popular-overlap statistic both at AUC 1.0: the
-    margin is exactly zero, which is no better than the baseline, not an open question."""
-    assert judge_attack(_estimate(0.0, 0.0, 0.0), "the popular-overlap statistic").label == "no leak measured"

@@ -51,8 +51,11 @@ from recprivacy.attacks.membership.lists import (
 )
 from recprivacy.attacks.membership.partition import Group, Partition, partition_dataset
 from recprivacy.attacks.membership.list_statistics import (
+    HISTORY,
     TRIVIAL,
     feature_norm,
+    history_length,
+    history_popularity,
     mean_popularity,
     orientation,
     popular_overlap,
@@ -385,13 +388,29 @@ class MembershipLab:
         lists = self.lists(dataset, role, algorithm, spec.k, spec.defended(role), fraction, spec.protocol)
         return self.statistic(name, spec, dataset, group.data, group.users, lists)
 
-    def trivial_scores(self, spec: AttackSpec) -> dict[str, np.ndarray]:
-        """Each trivial statistic of the target users' lists, pointed the way it separates the
-        adversary's own shadow users (``list_statistics.orientation``)."""
+    def output_statistic_scores(self, spec: AttackSpec) -> dict[str, np.ndarray]:
+        """Each training-free statistic of the target users' lists (attacks: they read the
+        target's output), pointed the way it separates the adversary's own shadow users
+        (``list_statistics.orientation``)."""
         labels = self.group(spec.shadow[0], "shadow", spec.shadow_fraction).labels
         with timed(self.timings, "baselines"):
             return {name: orientation(self._role_statistic(name, spec, "shadow"), labels)
                     * self._role_statistic(name, spec, "target") for name in TRIVIAL}  # fmt: skip
+
+    def history_scores(self, spec: AttackSpec) -> dict[str, np.ndarray]:
+        """Each statistic of the target users' own histories (``list_statistics.HISTORY``): the
+        baselines, which need no target, oriented on the adversary's shadow users."""
+        counts = self.adversary_counts(spec.target[0])
+        shadow = self.group(spec.shadow[0], "shadow", spec.shadow_fraction)
+        target = self.group(spec.target[0], "target")
+
+        def stat(name: str, group: Group) -> np.ndarray:
+            if name == "history_length":
+                return history_length(group.data, group.users)
+            return history_popularity(group.data, group.users, counts)
+
+        with timed(self.timings, "baselines"):
+            return {name: orientation(stat(name, shadow), shadow.labels) * stat(name, target) for name in HISTORY}
 
     def references(self, dataset: str, algorithm: str, k: int) -> ReferenceLists:
         """Reference recommenders on shares of the shadow and target users as large as the target's

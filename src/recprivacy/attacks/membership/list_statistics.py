@@ -1,5 +1,15 @@
-"""Training-free statistics of a served top-k list: the trivial baselines every membership report
-carries, and the per-user statistic the calibrated attacks (:mod:`.calibrated`) test.
+"""Training-free statistics of a served top-k list, and of a user's own history.
+
+Statistics of the *list* are computed from the target's output, so they are attacks (reports run
+them beside the MLP, LiRA and RMIA, and one of them may be the best attack); the calibrated
+attacks (:mod:`.calibrated`) test them per user. Statistics of the user's *history* need no
+target: they are the baselines a membership verdict is judged against, and they measure how the
+given members and non-members differ in the data alone (e.g. when a member list is not a random
+sample of the population):
+
+* ``history_length``: ``|I_u|``, the number of the user's interactions the adversary holds;
+* ``history_popularity``: ``(1/|I_u|) Σ_{i ∈ I_u} c(i)``, the mean adversary count of the
+  user's items.
 
 Each function returns one number per user, higher = "more like a member" under the
 ``paper`` protocol, where members get personalised, less popular lists than the non-members'
@@ -20,10 +30,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from recprivacy.data.interactions import Interactions
 from recprivacy.metrics.attack import _binary_inputs
 from recprivacy.metrics.intervals import auc_interval
 
 TRIVIAL = ("popular_overlap", "mean_popularity", "feature_norm")
+HISTORY = ("history_length", "history_popularity")
 
 
 def popularity_order(counts: np.ndarray) -> np.ndarray:
@@ -43,6 +55,17 @@ def popular_overlap(lists: np.ndarray, counts: np.ndarray, n: int | None = None)
 def mean_popularity(lists: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """``−mean_j c(r_j)``: minus the mean adversary count of each list's items."""
     return -np.asarray(counts, dtype=np.float64)[lists].mean(axis=1)
+
+
+def history_length(data: Interactions, users: np.ndarray) -> np.ndarray:
+    """``|I_u|``: each of ``users``' interactions in ``data``."""
+    return data.user_counts()[users].astype(np.float64)
+
+
+def history_popularity(data: Interactions, users: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``mean_{i in I_u} c(i)``: the mean adversary count of each of ``users``' items (0 without items)."""
+    csr = data.to_csr()[users]
+    return np.asarray(csr.sign() @ np.asarray(counts, dtype=np.float64)).ravel() / np.maximum(np.diff(csr.indptr), 1)
 
 
 def feature_norm(features: np.ndarray) -> np.ndarray:

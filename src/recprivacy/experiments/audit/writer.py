@@ -32,7 +32,7 @@ KINDS = ("attack", "secondary", "defence", "reference")
 def printed_margin(value: float, baseline: float) -> float:
     """The margin as printed: the printed value minus the printed baseline (4 decimals each), so
     a reader's subtraction of the two printed numbers gives the printed margin exactly."""
-    return round(value, 4) - round(baseline, 4)
+    return round(round(value, 4) - round(baseline, 4), 4)
 
 
 @dataclass(frozen=True)

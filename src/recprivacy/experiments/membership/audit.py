@@ -18,21 +18,24 @@ Who plays which part:
   ``paper`` (the popular list for non-members) is measured beside it for reference;
 * attacks: the paper's MLP on Origin features trained on a shadow recommender, and LiRA
   (online and offline) and RMIA on ``n_references`` reference recommenders
-  (``attacks.membership.calibrated``); trivial baselines: list overlap with the adversary's
-  popular items, mean item popularity, norm of the paper's feature;
+  (``attacks.membership.calibrated``), and the training-free statistics of the served lists
+  (overlap with the adversary's popular items, mean item popularity, norm of the paper's
+  feature): they read the target's output, so they are attacks; baselines: a blind guess and
+  statistics of the users' own histories (``compare``), which need no target;
 * the adversary's recommenders (shadow and references, ``adversary_trainer``): of the target's
   algorithm when the target can be retrained (a built-in model or a training function;
   Assumption I), or of ``shadow_algorithm``, a built-in algorithm the adversary picks because
   it does not know the target's (Assumption II). The option makes the section run for targets
   that cannot be retrained (logged lists, a fitted model without its training function), and
   overrides Assumption I for any target; the report names the algorithm;
-* ``seeds`` repeats all of it with new groups and shadows (``seed``, ``seed + 1``, ...); the
-  verdict compares the best attack with the best trivial baseline and with 0.5
-  (``compare.judge``).
+* ``seeds`` repeats all of it with new groups and shadows (``seed``, ``seed + 1``, ...); every
+  number is combined over the seeds the same way (mean, t interval) and each seed's value is
+  kept; the verdict is on ROC AUC, the best attack against the strongest baseline
+  (``compare.judge``, ``metrics.verdict``).
 
 The section also measures the MLP when both target and shadow deploy Popularity Randomization
 (``paper`` protocol, the only one whose popular list the defence replaces) and judges the
-defence by the paired change in ROC AUC (``metrics.verdict.judge_defence``). The default list
+defence by the change in ROC AUC on the same users and seeds (``metrics.verdict.judge_defence``). The default list
 length ``k`` = 100 is fitted to a small catalogue before the target is trained
 (``fit_membership_options``); an explicit ``k`` above that is refused. Item coverage is ``init``:
 items the vector users never touched keep random vectors (their number is reported).
@@ -54,17 +57,13 @@ from recprivacy.attacks.membership.protocols import PROTOCOLS
 from recprivacy.config import StudyOptions
 from recprivacy.defenses.popularity_randomization import PopularityRandomization
 from recprivacy.data.interactions import Interactions
-from recprivacy.experiments.audit import UNDEFENDED, AuditContext, Risk, SectionWriter, fit_list_length, register_audit_section
+from recprivacy.experiments.audit import AuditContext, SectionWriter, fit_list_length, register_audit_section
 from recprivacy.experiments.train import PreparedData
 from recprivacy.experiments.membership.audit_groups import ServedRecommender, audit_partition, eligible_heldout
 from recprivacy.experiments.membership.cells import randomizer
-from recprivacy.experiments.membership.compare import Judgement, Scored, estimates, judge, name_of, score_all
+from recprivacy.experiments.membership.compare import (FPRS, Judgement, Scored, auc_metric, combined, fpr_key, judge,
+                                                      margin_of, name_of, per_seed, sample_of, score_all, secondary_rows)
 from recprivacy.experiments.membership.renderer import roc_png
-from recprivacy.metrics.attack import roc_auc
-from recprivacy.metrics.intervals import (auc_difference_interval, auc_interval, mean_interval,
-                                         tpr_at_fpr_interval, unpaired_difference)
-from recprivacy.metrics.summary import mean_sd
-from recprivacy.metrics.verdict import judge_defence
 from recprivacy.models import MODELS, make_model
 from recprivacy.privacy.accounting import PrivacyStatement
 
@@ -196,26 +195,24 @@ def membership_section(ctx: AuditContext, out: SectionWriter) -> None:
 
 
 def _write(out: SectionWriter, o: MembershipAuditOptions, runs: list[SeedRun], statement: PrivacyStatement) -> None:
-    first = runs[0]
     rows, curves = [], {}
     for protocol in PROTOCOLS:
-        judgement = judge([r.scored[protocol] for r in runs], seed=0)
-        s = first.scored[protocol]
-        for key, scores in {**s.attacks, **s.baselines}.items():
-            e = estimates(s.labels, scores)
-            rows.append([protocol, name_of(key), str(e["auc"]), str(e["tpr@0.1%fpr"]), str(e["tpr@1%fpr"])]
-                        + ([_over_seeds(runs, protocol, key)] if len(runs) > 1 else []))  # fmt: skip
-            out.add_metric(f"{protocol}/{key}/auc", e["auc"].value)
-            out.add_metric(f"{protocol}/{key}/tpr@1%fpr", e["tpr@1%fpr"].value)
-            if protocol == "served":
-                curves[name_of(key)] = (s.labels, scores)
-        _add_risks(out, protocol, judgement, first.scored[protocol])
+        scored = [r.scored[protocol] for r in runs]
+        rows += _attack_rows(out, protocol, scored)
+        if protocol == "served":
+            first = scored[0]
+            curves = {name_of(key): (first.labels, scores) for key, scores in {**first.attacks, **first.baselines}.items()}
+        _add_risks(out, protocol, judge(scored, protocol), scored)
     _judge_defence(out, o, runs)
-    seeds_column = [f"ROC AUC over {len(runs)} seeds: mean ± sd [95% t]"] if len(runs) > 1 else []
-    out.add_table("attack", ["protocol", "attack", "ROC AUC [95%]", "TPR@0.1%FPR [95%]", "TPR@1%FPR [95%]", *seeds_column], rows,
-                  f"Membership attacks and trivial baselines, top-{o.k} lists, item vectors l = {o.n_factors}; intervals of the "
-                  "first seed: stratified bootstrap (AUC), Clopper-Pearson (TPR)")  # fmt: skip
-    _groups_table(out, first.partition)
+    seeds_column = ["ROC AUC per seed"] if len(runs) > 1 else []
+    combined_how = ("one seed: stratified bootstrap (ROC AUC), Clopper-Pearson (TPR)" if len(runs) == 1
+                    else f"mean over {len(runs)} seeds with a Student-t interval over the per-seed values")  # fmt: skip
+    out.add_table("attack", ["protocol", "kind", "attack or baseline", "ROC AUC [95%]", "TPR@1%FPR [95%]", "TPR@0.1%FPR [95%]",
+                             *seeds_column], rows,
+                  f"Membership attacks and baselines, top-{o.k} lists, item vectors l = {o.n_factors}; {combined_how}. "
+                  "Attacks read the target's lists (output statistics included); baselines read only the users' own "
+                  "histories")  # fmt: skip
+    _groups_table(out, runs[0].partition)
     out.add_figure("roc", roc_png(curves), "ROC of every attack and baseline (protocol served, first seed) on log-log axes; "
                    "the diagonal is a blind guess.")  # fmt: skip
     out.write(
@@ -223,45 +220,59 @@ def _write(out: SectionWriter, o: MembershipAuditOptions, runs: list[SeedRun], s
         "user's data trained the target. Protocol `served` (the verdict): non-members are users held out of training, "
         "served by the target from their history as a deployed system serves a new user, so members and non-members get "
         "lists made the same way. Protocol `paper` (paper 001, for reference): non-members get the popular list, which a "
-        "trivial statistic already separates from personalised lists. Attacks: the paper's MLP on a shadow recommender, "
-        "LiRA and RMIA calibrated per user on reference recommenders (which algorithm: below). The verdict compares the "
-        "best attack with the best trivial statistic (paired) and with a blind guess. The defence row randomizes "
-        "non-members' popular lists (protocol `paper`) in target and shadow, against an adversary who knows the "
-        f"defence.\n\n```\n{statement}\n```"
+        "statistic of the list already separates from personalised lists. Attacks: the paper's MLP on a shadow "
+        "recommender, LiRA and RMIA calibrated per user on reference recommenders (which algorithm: below), and "
+        "training-free statistics of the served list (they read the target's output, so they are attacks too). "
+        "Baselines: a blind guess and statistics of the users' own histories (what the adversary knows without the "
+        "target; they show how the given members and non-members differ in the data alone). The verdict is on ROC AUC: "
+        "the best attack against the strongest baseline; TPR at 1% and 0.1% FPR are shown against the strongest "
+        "baseline at that FPR. The defence row randomizes non-members' popular lists (protocol `paper`) in target and "
+        f"shadow, against an adversary who knows the defence.\n\n```\n{statement}\n```"
     )
 
 
-def _over_seeds(runs: list[SeedRun], protocol: str, key: str) -> str:
-    """``mean ± sd [t interval]`` of one attack's ROC AUC over the seeds (sample sd)."""
-    aucs = [roc_auc(r.scored[protocol].labels, {**r.scored[protocol].attacks, **r.scored[protocol].baselines}[key])
-            for r in runs]  # fmt: skip
-    e = mean_interval(aucs, bounds=(0.0, 1.0))
-    return f"{mean_sd(aucs).format(3)} [{e.low:.3f}, {e.high:.3f}]"
+def _attack_rows(out: SectionWriter, protocol: str, scored: list[Scored]) -> list[list]:
+    """One row per attack and baseline: ROC AUC and TPR combined over the seeds (``compare.combined``);
+    the metrics keep the combined value and each seed's."""
+    rows = []
+    for kind, keys in (("attack", scored[0].attacks), ("baseline", scored[0].baselines)):
+        for key in keys:
+            auc = combined(scored, key, "auc")
+            seeds = [v.value for v in per_seed(scored, key, auc_metric)]
+            out.add_metric(f"{protocol}/{key}/auc", auc.value)
+            for i, v in enumerate(seeds):
+                out.add_metric(f"{protocol}/{key}/auc/seed{i}", v)
+            tprs = [combined(scored, key, fpr_key(f)) for f in FPRS]
+            if tprs[0].resolvable:
+                out.add_metric(f"{protocol}/{key}/tpr@1%fpr", tprs[0].value)
+            flag = " (below a blind guess)" if kind == "attack" and auc.high < 0.5 else ""
+            rows.append([protocol, kind, name_of(key) + flag, str(auc), *map(str, tprs)]
+                        + ([", ".join(f"{v:.3f}" for v in seeds)] if len(scored) > 1 else []))  # fmt: skip
+    return rows
 
 
-def _add_risks(out: SectionWriter, protocol: str, j: Judgement, first: Scored) -> None:
-    """Risk rows judged by ``out.judge``: the best attack's ROC AUC (paired margin over the best
-    trivial baseline) and TPR at 1% FPR (first seed, Clopper-Pearson each, unpaired margin)."""
+def _add_risks(out: SectionWriter, protocol: str, j: Judgement, scored: list[Scored]) -> None:
+    """The best attack's ROC AUC judged against the strongest baseline (``compare.judge``), and
+    its TPR at 1% and 0.1% FPR as secondary rows against the strongest baseline at that FPR."""
     attack = f"user-level membership inference (protocol {protocol}, best: {name_of(j.best_attack)})"
-    trivial = f"best {name_of(j.best_baseline)}"
-    out.judge(attack, "ROC AUC", j.attack, j.baseline.value, trivial, j.margin, j.note, chance=0.5)
-    tpr = tpr_at_fpr_interval(first.labels, first.attacks[j.best_attack], 0.01)
-    blind = tpr_at_fpr_interval(first.labels, first.baselines[j.best_baseline], 0.01)
-    out.judge(attack, "TPR at 1% FPR", tpr, blind.value, trivial, unpaired_difference(tpr, blind), "Clopper-Pearson")
+    out.judge(attack, "ROC AUC", j.attack, j.baseline.value, name_of(j.best_baseline), j.margin, j.note, chance=0.5,
+              sample=j.sample, per_seed=j.per_seed)  # fmt: skip
+    for metric, value, baseline, name, margin, seeds in secondary_rows(scored, j):
+        out.secondary(attack, metric, "ROC AUC", value, baseline, name, margin, sample=j.sample, per_seed=seeds)
 
 
 def _judge_defence(out: SectionWriter, o: MembershipAuditOptions, runs: list[SeedRun]) -> None:
-    """Paired change in the MLP's ROC AUC when Popularity Randomization protects target and shadow:
-    the row's value is the defended AUC, its baseline the undefended one, its margin the change."""
-    s = runs[0].scored["paper"]
-    change = auc_difference_interval(s.labels, runs[0].defended, s.attacks["mlp"])
-    before, after = auc_interval(s.labels, s.attacks["mlp"]), auc_interval(s.labels, runs[0].defended)
-    verdict = judge_defence(change, "the paper MLP's ROC AUC")
+    """Change in the MLP's ROC AUC when Popularity Randomization protects target and shadow, on
+    the same users and seeds: the row's value is the defended AUC, its baseline the undefended
+    one, its margin the change (paired bootstrap on one seed, t interval of per-seed changes on several)."""
+    pairs = [Scored(r.scored["paper"].labels, {"defended": r.defended, "mlp": r.scored["paper"].attacks["mlp"]}, {})
+             for r in runs]  # fmt: skip
+    after, before = combined(pairs, "defended", "auc"), combined(pairs, "mlp", "auc")
+    change = margin_of(pairs, "defended", "mlp", "auc")
     out.add_metric("defended/mlp/auc", after.value)
     out.add_metric("defended/mlp/auc_change", change.value)
-    out.add_risk_row(Risk(f"user-level membership inference vs Popularity Randomization (alpha {o.defense_alpha}, "
-                          "protocol paper)", "ROC AUC", after.value, before.value, verdict.text,
-                          UNDEFENDED, (after.low, after.high), change))  # fmt: skip
+    out.defence(f"user-level membership inference vs Popularity Randomization (alpha {o.defense_alpha}, protocol paper)",
+                "ROC AUC", after, before.value, change, "the paper MLP's ROC AUC", sample=sample_of(pairs))  # fmt: skip
 
 
 def _groups_table(out: SectionWriter, partition: Partition) -> None:

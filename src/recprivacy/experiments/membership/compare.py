@@ -1,42 +1,55 @@
-"""Every membership attack beside the trivial statistics, with intervals and one verdict.
+"""Every membership attack against the strongest baseline, with intervals and one verdict.
 
-``score_all(lab, spec)`` gives, for the target users of one setting, the paper's shadow-trained
-MLP, the calibrated attacks (LiRA online / offline, RMIA; Assumption I only) and the trivial
-baselines (``attacks.membership.list_statistics``). ``estimates`` turns scores into ROC AUC
-(stratified bootstrap) and TPR at 0.1% / 1% FPR (Clopper-Pearson, or "not resolvable with n =
-..." below ``1 / n_non-members``). ``judge`` applies ``metrics.verdict.judge_attack`` twice: the
-best attack against the best trivial baseline (paired AUC difference on the same targets) and
-against a blind guess (0.5); when the attack leaks but does not beat a trivial statistic, the
-verdict says the signal is the protocol, not memorisation. Over several seeds the margins are
-per-seed AUC differences with a t interval (``mean_interval``). ``protocol_records`` and
-``summarise_records`` run and aggregate the protocol comparison (``benchmarks/membership_protocols.py``).
+``score_all(lab, spec)`` gives, for the target users of one setting, the *attacks*: the paper's
+shadow-trained MLP, the calibrated attacks (LiRA online / offline, RMIA) and the training-free
+statistics of the target's lists (``attacks.membership.list_statistics``: they read the
+target's output, so they are attacks, and one of them may be the best); and the *baselines*:
+statistics of the users' own histories, which need no target (``history_scores``), beside a
+blind guess (ROC AUC 0.5, TPR at FPR f = f).
+
+``judge(runs)`` combines the seeds of one protocol: every attack's and baseline's ROC AUC per
+seed; the best attack and the strongest baseline by their mean; on one seed a stratified
+bootstrap (paired for the margin), on several the mean with a Student-t interval over the
+per-seed values (per-seed differences for the margin). The verdict is
+``metrics.verdict.judge_attack`` on ROC AUC (the primary metric); TPR at 1% and 0.1% FPR are
+secondary rows, each against the strongest baseline *at that FPR*. Attacks whose interval lies
+wholly below a blind guess are named (their assumptions do not fit the target). Under the
+``paper`` protocol, when an output statistic does as well as the best attack and both are above
+a blind guess, the note says the signal is the protocol, not memorisation.
+``protocol_records`` and ``summarise_records`` run and aggregate the protocol comparison
+(``benchmarks/membership_protocols.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from recprivacy.attacks.membership import AttackSpec, LabOptions, MembershipLab
+from recprivacy.attacks.membership.list_statistics import TRIVIAL
 from recprivacy.attacks.membership.protocols import PROTOCOLS
 from recprivacy.data.interactions import Interactions
-from recprivacy.metrics.intervals import Estimate, auc_difference_interval, auc_interval, mean_interval, tpr_at_fpr_interval
+from recprivacy.metrics.intervals import (Estimate, auc_difference_interval, auc_interval, mean_interval,
+                                         tpr_at_fpr_interval, unpaired_difference)
 from recprivacy.metrics.summary import mean_sd
-from recprivacy.metrics.verdict import Verdict, judge_attack
+from recprivacy.metrics.verdict import Sample, Verdict, judge_attack
 
 ATTACK_NAMES = {"mlp": "paper MLP (shadow-trained)", "lira": "LiRA (online)", "lira_offline": "LiRA (offline)",
-                "rmia": "RMIA"}  # fmt: skip
-TRIVIAL_NAMES = {"popular_overlap": "trivial: -overlap with adversary's top-k popular",
-                 "mean_popularity": "trivial: -mean item popularity", "feature_norm": "trivial: -norm of paper feature"}  # fmt: skip
-FPRS = (0.001, 0.01)
+                "rmia": "RMIA", "popular_overlap": "output statistic: -overlap with adversary's top-k popular",
+                "mean_popularity": "output statistic: -mean item popularity of the list",
+                "feature_norm": "output statistic: -norm of paper feature"}  # fmt: skip
+BASELINE_NAMES = {"history_length": "history statistic: number of interactions",
+                  "history_popularity": "history statistic: mean item popularity", "blind": "blind guess"}  # fmt: skip
+FPRS = (0.01, 0.001)
+BLIND = "blind"
 
 
 @dataclass
 class Scored:
-    """Target labels and each attack's and trivial baseline's scores for one setting and seed."""
+    """Target labels and each attack's and baseline's scores for one setting and seed."""
 
     labels: np.ndarray
     attacks: dict[str, np.ndarray]
@@ -44,30 +57,129 @@ class Scored:
 
 
 def score_all(lab: MembershipLab, spec: AttackSpec, calibrated: bool = True) -> Scored:
-    """MLP, calibrated attacks (when ``calibrated``) and trivial baselines on ``spec``'s targets."""
+    """MLP, calibrated attacks (when ``calibrated``) and output statistics (the attacks), and
+    the history statistics (the baselines) on ``spec``'s targets."""
     outcome = lab.run(spec)
     attacks = {"mlp": outcome.scores}
     if calibrated:
         attacks.update(lab.calibrated_scores(spec))
-    return Scored(outcome.labels, attacks, lab.trivial_scores(spec))
+    attacks.update(lab.output_statistic_scores(spec))
+    return Scored(outcome.labels, attacks, lab.history_scores(spec))
 
 
 def estimates(labels: np.ndarray, scores: np.ndarray, seed: int = 0) -> dict[str, Estimate]:
     """ROC AUC and TPR at each of ``FPRS`` with their intervals."""
     out = {"auc": auc_interval(labels, scores, seed=seed)}
-    out.update({f"tpr@{f:.1%}fpr".replace(".0%", "%"): tpr_at_fpr_interval(labels, scores, f) for f in FPRS})
+    out.update({fpr_key(f): tpr_at_fpr_interval(labels, scores, f) for f in FPRS})
     return out
 
 
+def fpr_key(fpr: float) -> str:
+    """``tpr@1%fpr``, ``tpr@0.1%fpr``."""
+    return f"tpr@{fpr:.1%}fpr".replace(".0%", "%")
+
+
 def name_of(key: str) -> str:
-    """The report name of an attack or trivial baseline key."""
-    return ATTACK_NAMES.get(key) or TRIVIAL_NAMES.get(key, key)
+    """The report name of an attack or baseline key."""
+    return ATTACK_NAMES.get(key) or BASELINE_NAMES.get(key, key)
+
+
+def is_output_statistic(key: str) -> bool:
+    return key in TRIVIAL
+
+
+def sample_of(runs: Sequence[Scored]) -> Sample:
+    """Members and non-members attacked (first seed) and how the seeds are combined."""
+    y = runs[0].labels
+    combined = "stratified bootstrap" if len(runs) == 1 else "mean over seeds, t interval"
+    return Sample(int(y.sum()), int((y == 0).sum()), len(runs), combined)
+
+
+# ---------------------------------------------------------------------------- per-seed metrics
+
+
+Metric = Callable[[np.ndarray, np.ndarray], Estimate]
+
+
+def auc_metric(labels: np.ndarray, scores: np.ndarray) -> Estimate:
+    return auc_interval(labels, scores)
+
+
+def tpr_metric(fpr: float) -> Metric:
+    return lambda labels, scores: tpr_at_fpr_interval(labels, scores, fpr)
+
+
+def _scores(run: Scored, key: str) -> np.ndarray | None:
+    """An attack's or baseline's scores; None for the blind guess (no scores)."""
+    return None if key == BLIND else {**run.attacks, **run.baselines}[key]
+
+
+def _blind_value(metric: str) -> float:
+    """A blind guess's ROC AUC (0.5) or TPR at FPR f (f)."""
+    return 0.5 if metric == "auc" else float(metric.split("@")[1].split("%")[0]) / 100
+
+
+def per_seed(runs: Sequence[Scored], key: str, metric: Metric) -> list[Estimate]:
+    return [metric(r.labels, _scores(r, key)) for r in runs]
+
+
+def combine(values: Sequence[Estimate], bounds: tuple[float, float] = (0.0, 1.0)) -> Estimate:
+    """One seed's estimate as it is; several seeds' mean with a t interval (unresolvable if any is)."""
+    if len(values) == 1:
+        return values[0]
+    if not all(v.resolvable for v in values):
+        bad = next(v for v in values if not v.resolvable)
+        return Estimate(float("nan"), bounds[0], bounds[1], bad.method, bad.n, bad.level, resolvable=False)
+    return mean_interval([v.value for v in values], bounds=bounds)
+
+
+def combined(runs: Sequence[Scored], key: str, metric: str) -> Estimate:
+    """``key``'s ``metric`` (``auc`` or ``tpr@f%fpr``) combined over the seeds; the blind guess is exact."""
+    if key == BLIND:
+        v = _blind_value(metric)
+        n = len(runs[0].labels)
+        return Estimate(v, v, v, "blind guess (exact)", n)
+    return combine(per_seed(runs, key, _metric(metric)))
+
+
+def _metric(metric: str) -> Metric:
+    return auc_metric if metric == "auc" else tpr_metric(_blind_value(metric))
+
+
+def margin_of(runs: Sequence[Scored], attack: str, baseline: str, metric: str) -> Estimate:
+    """``attack - baseline`` on ``metric``: on one seed paired (AUC bootstrap) or unpaired (TPR,
+    Clopper-Pearson each); on several the t interval of the per-seed differences."""
+    if len(runs) > 1:
+        a, b = per_seed(runs, attack, _metric(metric)), [combined([r], baseline, metric) for r in runs]
+        if not all(x.resolvable for x in a + b):
+            return combine(a)
+        return mean_interval([x.value - y.value for x, y in zip(a, b)], bounds=(-1.0, 1.0))
+    r = runs[0]
+    if baseline == BLIND:
+        return combined(runs, attack, metric).shifted(_blind_value(metric))
+    if metric == "auc":
+        return auc_difference_interval(r.labels, _scores(r, attack), _scores(r, baseline))
+    return unpaired_difference(combined(runs, attack, metric), combined(runs, baseline, metric))
+
+
+def strongest_baseline(runs: Sequence[Scored], metric: str) -> str:
+    """The baseline with the largest mean value on ``metric`` (the blind guess when none beats it)."""
+    means = {BLIND: _blind_value(metric)}
+    for key in runs[0].baselines:
+        values = per_seed(runs, key, _metric(metric))
+        if all(v.resolvable for v in values):
+            means[key] = float(np.mean([v.value for v in values]))
+    return max(means, key=means.get)
+
+
+# ---------------------------------------------------------------------------- the judgement
 
 
 @dataclass(frozen=True)
 class Judgement:
-    """The verdict, what it compared (``margin`` = attack - baseline on ROC AUC), and a ``note``
-    naming the best attack and, when a trivial statistic does as well, saying so."""
+    """The verdict on ROC AUC, what it compared (``margin`` = attack - baseline), the sample, each
+    seed's AUC of the best attack, and a ``note`` naming the best attack, any attack below a blind
+    guess and, under ``paper``, the protocol artefact."""
 
     verdict: Verdict
     best_attack: str
@@ -75,33 +187,60 @@ class Judgement:
     attack: Estimate
     baseline: Estimate
     margin: Estimate
+    sample: Sample
+    per_seed: tuple[float, ...]
     note: str
+    below_chance: tuple[str, ...] = ()
 
 
-def _auc(labels: np.ndarray, scores: np.ndarray) -> float:
-    return auc_interval(labels, scores, n_boot=1).value
+def judge(runs: list[Scored], protocol: str = "served") -> Judgement:
+    """Best attack (mean ROC AUC over ``runs``, one per seed) against the strongest baseline."""
+    means = {key: float(np.mean([v.value for v in per_seed(runs, key, auc_metric)])) for key in runs[0].attacks}
+    a = max(means, key=means.get)
+    b = strongest_baseline(runs, "auc")
+    attack, baseline = combined(runs, a, "auc"), combined(runs, b, "auc")
+    margin, sample = margin_of(runs, a, b, "auc"), sample_of(runs)
+    verdict = judge_attack(attack, baseline.value, margin, name_of(b), chance=0.5, sample=sample)
+    below = tuple(k for k in runs[0].attacks if combined(runs, k, "auc").high < 0.5)
+    notes = [f"best attack: {name_of(a)}"]
+    if below:
+        notes.append(f"below a blind guess: {', '.join(name_of(k) for k in below)}, whose assumptions do not fit this "
+                     "target (not evidence of safety)")  # fmt: skip
+    if protocol == "paper":
+        notes += _artefact(runs, a, attack)
+    per = tuple(v.value for v in per_seed(runs, a, auc_metric))
+    return Judgement(verdict, a, b, attack, baseline, margin, sample, per, "; ".join(notes), below)
 
 
-def judge(runs: list[Scored], seed: int = 0) -> Judgement:
-    """Best attack (mean AUC over ``runs``, one per seed) against the best trivial baseline and 0.5."""
-    mean_auc = {group: {key: float(np.mean([_auc(r.labels, getattr(r, group)[key]) for r in runs]))
-                        for key in getattr(runs[0], group)} for group in ("attacks", "baselines")}  # fmt: skip
-    a = max(mean_auc["attacks"], key=mean_auc["attacks"].get)
-    b = max(mean_auc["baselines"], key=mean_auc["baselines"].get)
-    if len(runs) == 1:
-        r = runs[0]
-        attack, baseline = auc_interval(r.labels, r.attacks[a], seed=seed), auc_interval(r.labels, r.baselines[b], seed=seed)
-        margin = auc_difference_interval(r.labels, r.attacks[a], r.baselines[b], seed=seed)
-    else:
-        attack = mean_interval([_auc(r.labels, r.attacks[a]) for r in runs], bounds=(0.0, 1.0))
-        baseline = mean_interval([_auc(r.labels, r.baselines[b]) for r in runs], bounds=(0.0, 1.0))
-        margin = mean_interval([_auc(r.labels, r.attacks[a]) - _auc(r.labels, r.baselines[b]) for r in runs], bounds=(-1.0, 1.0))
-    against_trivial = judge_attack(margin, name_of(b), attack=attack, chance=0.5)
-    against_chance = judge_attack(attack.shifted(0.5), "a blind guess (0.5)", attack=attack, chance=0.5)
-    note = f"best attack: {name_of(a)}"
-    if against_chance.label.startswith("leaks") and against_trivial.label != "leaks":
-        note += f"; against a blind guess it {against_chance}: a trivial statistic does as well, the signal is the protocol, not memorisation"
-    return Judgement(against_trivial, a, b, attack, baseline, margin, note)
+def _artefact(runs: list[Scored], best: str, attack: Estimate) -> list[str]:
+    """Under ``paper``: the protocol-artefact note when an output statistic matches the best
+    attack (the paired difference is not above zero) and both are above a blind guess."""
+    stats = [k for k in runs[0].attacks if is_output_statistic(k)]
+    top = max(stats, key=lambda k: combined(runs, k, "auc").value)
+    statistic = combined(runs, top, "auc")
+    matches = top == best or margin_of(runs, best, top, "auc").low <= 0
+    if matches and attack.low > 0.5 and statistic.low > 0.5:
+        return [f"the {name_of(top)} ({statistic.value:.3f}) does as well: under the paper protocol the signal is the "
+                "protocol (non-members get the popular list), not memorisation"]  # fmt: skip
+    return []
+
+
+def secondary_rows(runs: list[Scored], j: Judgement) -> list[tuple[str, Estimate, float, str, Estimate, tuple[float, ...]]]:
+    """TPR at each of ``FPRS`` of the best attack against the strongest baseline at that FPR:
+    (metric name, value, baseline value, baseline name, margin, per-seed values)."""
+    out = []
+    for fpr in FPRS:
+        key = fpr_key(fpr)
+        b = strongest_baseline(runs, key)
+        value, baseline = combined(runs, j.best_attack, key), combined(runs, b, key)
+        seeds = tuple(v.value for v in per_seed(runs, j.best_attack, _metric(key)))
+        name = f"{name_of(b)} at {fpr:.1%} FPR".replace(".0%", "%")
+        out.append((f"TPR at {fpr:.1%} FPR".replace(".0%", "%"), value, baseline.value if baseline.resolvable else float("nan"),
+                    name, margin_of(runs, j.best_attack, b, key), seeds))  # fmt: skip
+    return out
+
+
+# ---------------------------------------------------------------------------- protocol records
 
 
 def protocol_records(data: Interactions, algorithms: Sequence[str], seeds: Sequence[int], options: LabOptions,
@@ -115,12 +254,12 @@ def protocol_records(data: Interactions, algorithms: Sequence[str], seeds: Seque
             for protocol in PROTOCOLS:
                 spec = AttackSpec((data.name, algorithm), (data.name, algorithm), k=k, n_factors=n_factors, protocol=protocol)
                 s = score_all(lab, spec)
-                for kind, group in (("attack", s.attacks), ("trivial", s.baselines)):
-                    for key, scores in group.items():
-                        e = estimates(s.labels, scores, seed=seed)
-                        records.append({"seed": seed, "algorithm": algorithm, "protocol": protocol, "kind": kind, "name": key,
-                                        "n_members": int(s.labels.sum()), "n_nonmembers": int((s.labels == 0).sum()),
-                                        **{m: v.to_dict() for m, v in e.items()}})  # fmt: skip
+                for key, scores in {**s.attacks, **s.baselines}.items():
+                    kind = "baseline" if key in s.baselines else "output statistic" if is_output_statistic(key) else "attack"
+                    e = estimates(s.labels, scores, seed=seed)
+                    records.append({"seed": seed, "algorithm": algorithm, "protocol": protocol, "kind": kind, "name": key,
+                                    "n_members": int(s.labels.sum()), "n_nonmembers": int((s.labels == 0).sum()),
+                                    **{m: v.to_dict() for m, v in e.items()}})  # fmt: skip
     return records
 
 
@@ -136,5 +275,5 @@ def summarise_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append({"algorithm": algorithm, "protocol": protocol, "kind": kind, "name": name, "seeds": len(rows),
                     "auc": auc.to_dict(), "auc_sd": mean_sd(aucs).sd,
                     "tpr@1%fpr": mean_interval(tprs, bounds=(0.0, 1.0)).to_dict() if tprs else None,
-                    "n_nonmembers": rows[0]["n_nonmembers"]})  # fmt: skip
+                    "n_nonmembers": rows[0]["n_nonmembers"], "n_members": rows[0].get("n_members")})  # fmt: skip
     return out
