@@ -29,8 +29,12 @@ from pathlib import Path
 
 from recprivacy.experiments.kit import Summary, apply_rules, read_rules, tally
 from recprivacy.experiments.kit.compare import paper_value
+from recprivacy.experiments.matrix.cells import Cell, Judged, judged
+from recprivacy.experiments.matrix.render import cell_change, cell_headline
 from recprivacy.experiments.reference import paper_file
 from recprivacy.io import write_text_atomic
+from recprivacy.metrics.intervals import Estimate
+from recprivacy.metrics.verdict import RULE, Sample, users_sample
 from recprivacy.report.tables import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -627,10 +631,11 @@ MATRIX_FILE = "matrix_ml100k.json"
 
 def matrix(records: Path) -> str:
     """The attack x defence matrix on ml-100k (issue 32): per cell the stronger attacker with its
-    interval and verdict against its blind guess, and the defence's change; claimed vs measured ε."""
+    interval and verdict against its blind guess, and the defence's change; claimed vs measured ε.
+    Every verdict word is re-derived by ``metrics.verdict`` from the recorded numbers (``matrix_cells``)."""
     record = json.loads(read_text(records / MATRIX_FILE))
-    cells = [dict(zip(record["cells"]["columns"], row)) for row in record["cells"]["rows"]]
-    keys = list(dict.fromkeys(c["attack"] for c in cells))
+    cells = matrix_cells(record["cells"])
+    keys = list(dict.fromkeys(attack for _, attack in cells))
     rows = [[d["title"], *(matrix_cell(cells, d["key"], a) for a in keys), d["utility"]] for d in record["defences"]]
     table = markdown_table({"columns": ["defence", *record["attacks"], "utility cost"], "rows": rows})
     eps = [[r[0], "—" if r[1] is None else f"{r[1]:.3g}", r[3], f"{max(r[6], r[7]):.2f}", r[-1].split(":")[0]]
@@ -639,32 +644,58 @@ def matrix(records: Path) -> str:
             for r in record["epsilon_uploads"]["rows"]]  # fmt: skip
     epsilon = markdown_table({"columns": ["defence", "claimed ε", "accountant", "measured lower bound (95%)", "reading"],
                               "rows": eps})  # fmt: skip
+    samples = ("" if SAMPLE_COLUMNS[0] in record["cells"]["columns"] else
+               " The record holds no sample sizes, so the rule's sample-size step is not applied to it.")  # fmt: skip
     return "\n\n".join([
         "## Attack x defence matrix on ml-100k (issue 32)",
-        f"Each cell: the stronger of the frozen and adaptive attackers, value [95% CI], its verdict against the blind guess "
-        f"on the same metric and k, then the defence's change in that success against the undefended row. Record "
+        f"Each cell: the stronger (larger) of the frozen and adaptive attackers' values [95% CI], which attacker, its verdict "
+        f"against the blind guess on the same metric and k, then the defence's change: the cell's value minus the no-defence "
+        f"row's value in the same column, both as printed, with an unpaired interval, and its verdict. Every verdict word is "
+        f"re-derived here by `recprivacy.metrics.verdict` from the recorded numbers, not read from the record.{samples} Record "
         f"{link(MATRIX_FILE)}: `{record['source']}`; measured {record['date']} on {machine_text(record['machine'])}, "
         f"commit {record['commit']}, noise: {record['noise']}; {record['cpu_seconds']:.0f} CPU s, {record['wall']} wall, "
         f"peak {record['peak_rss_mb']:.0f} MB{'; ' + record['note'] if record.get('note') else ''}. Reduced training as "
-        "`configs/matrix/ml-100k.yaml` says.", record["uploads_setup"], table, "### Claimed against measured ε", epsilon, "### Utility cost of the sequential-model defences",
+        "`configs/matrix/ml-100k.yaml` says.", RULE, record["uploads_setup"], table, "### Claimed against measured ε", epsilon,
+        "### Utility cost of the sequential-model defences",
         markdown_table({"columns": ["defence", "Recall@10 [95% CI]", "undefended SR-GNN", "change [95% CI]"],
                         "rows": [[r[0], f"{r[1]:.4f} [{r[2]:.4f}, {r[3]:.4f}]", f"{r[4]:.4f}",
                                   f"{r[5]:+.4f} [{r[6]:+.4f}, {r[7]:+.4f}]"] for r in record["sequential_utility"]["rows"]]})])
 
 
-def matrix_cell(cells: list[dict], defence: str, attack: str) -> str:
-    """One matrix cell: the stronger attacker (an inverted leak counts by its flipped value)."""
-    mine = [c for c in cells if c["defence"] == defence and c["attack"] == attack]
-    judged = [c for c in mine if c["attacker"]]
-    if not judged:
-        return "does not apply" if mine[0]["reason"].startswith("does not apply") else mine[0]["reason"]
+#: the long table's sample columns (members or users attacked, non-members); older records lack them
+SAMPLE_COLUMNS = ("members (or users)", "non-members")
 
-    def effective(c: dict) -> float:
-        return 2 * c["baseline"] - c["value"] if c["verdict"].startswith("leaks (inverted)") else c["value"]
 
-    best = max(judged, key=effective)
-    change = f"; {best['defence verdict']}" if best["defence verdict"] else ""
-    return f"{best['value']:.3f} [{best['low']:.3f}, {best['high']:.3f}] {best['attacker']}, {best['verdict'].split(':')[0]}{change}"
+def matrix_cells(table: dict) -> dict[tuple[str, str], Cell]:
+    """The record's long table as cells by (defence, attack), each attacker re-judged (``rejudged``)."""
+    cells: dict[tuple[str, str], Cell] = {}
+    for row in table["rows"]:
+        c = dict(zip(table["columns"], row))
+        cell = cells.setdefault((c["defence"], c["attack"]), Cell(reason=c["reason"]))
+        if c["attacker"]:
+            setattr(cell, c["attacker"], rejudged(c))
+    return cells
+
+
+def rejudged(c: dict) -> Judged:
+    """One attacker of the long table judged by ``metrics.verdict.judge_attack`` from its recorded
+    value, interval, baseline and margin; ``chance`` as recorded (a record without the column: 0.5
+    for ROC AUC, none otherwise) and the sample as recorded (none in a record without it)."""
+    value = Estimate(c["value"], c["low"], c["high"], "recorded", 0)
+    margin = Estimate(c["margin"], c["margin low"], c["margin high"], "recorded", 0)
+    chance = c["chance"] if "chance" in c else (0.5 if c["metric"] == "ROC AUC" else None)
+    positives, negatives = (c.get(k) for k in SAMPLE_COLUMNS)
+    sample = None if positives is None else users_sample(positives) if negatives is None else Sample(positives, negatives)
+    return judged(value, c["baseline"], c["baseline name"], margin, chance=chance, sample=sample)
+
+
+def matrix_cell(cells: dict[tuple[str, str], Cell], defence: str, attack: str) -> str:
+    """One matrix cell: the stronger attacker, its verdict and the change against the no-defence
+    row's cell (``experiments.matrix.render.cell_headline``), or why the cell is empty."""
+    cell = cells[defence, attack]
+    if cell.best is None:
+        return "does not apply" if cell.reason.startswith("does not apply") else cell.reason
+    return cell_headline(cell, cell_change(cell, cells["none", attack], attack))
 
 
 SECTIONS: tuple[Callable[[Path], str], ...] = (exposure, membership, dipsgnn, upcsdg, federated, recommenders, matrix)

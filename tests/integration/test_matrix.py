@@ -6,10 +6,14 @@ attacker, and the CSV and figures are written."""
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
+
 import pytest
 
 from recprivacy import Matrix
 from recprivacy.experiments.matrix.plan import ATTACKS
+from recprivacy.metrics.verdict import ATTACK_WORDS, DEFENCE_WORDS, RULE
 
 SEQUENTIAL = {"canaries": 100, "canary_guesses": 20, "params": {"n_epochs": 1, "hidden": 16, "user_mode": "none", "max_len": 20}}
 UPLOADS = {"max_users": 40, "rounds": 1, "dim": 4, "defences": ["apm", "fdpmf", "fgerai"], "attackers": ["tree"], "seeds": 2,
@@ -126,24 +130,24 @@ def test_upload_defences_get_rows_of_their_own_federated_system_and_only_the_upl
     assert "weighted F1; observes uploads" in table.columns[column]
     rows = {r[0]: r for r in table.rows}
     pure = rows["no defence"][column]
-    assert pure.startswith("0.") and "(frozen; " in pure  # Pure FedRec: one attacker, frozen = adaptive
+    assert pure.startswith("0.") and " frozen, " in pure and "adaptive" not in pure  # Pure FedRec: frozen = adaptive
     central = ["popularity randomization (α = 0.1)", "exposure perturbation (random/uniform, L = 0.5)", "DPMF (ε = 1)"]
     assert all(rows[name][column].startswith("— (protects ") for name in central)
     apm, fdpmf = rows["APM (adaptive per-component LDP on uploads)"], rows["F-DPMF (objective perturbation, federated MF)"]
     for row in (apm, fdpmf):
         cells = row[1 : 1 + len(ATTACKS)]
         assert [c == "— (protects uploads)" for c in cells] == [i + 1 != column for i in range(len(ATTACKS))]
-        verdict = row[column].split("; ")[1].split(")")[0]
-        assert verdict in ("leaks", "no leak measured", "inconclusive"), row[column]
-        # the defence verdict is stated (any judge_defence label; "not resolvable" can occur at 40 users)
-        assert any(f"{change} " in row[column] for change in ("reduces", "backfires", "no measurable change",
-                                                              "not resolvable")), row[column]
+        assert row[column].split("; ")[0].split(", ")[-1] in ATTACK_WORDS, row[column]
+        # the defence verdict is stated after the undefended value it is measured against
+        assert re.search(rf"; change [+-]0\.\d{{3}} \[.*\] vs {pure[:5]} undefended: ({'|'.join(DEFENCE_WORDS)})(;|$)",
+                         row[column]), row[column]
         assert row[-2].startswith("Recall@10 (federated, sampled users' test)") and "change" in row[-2]
         assert row[-1].endswith("local differential privacy"), row[-1]
-    assert "frozen 0." in apm[column] and "adaptive 0." in apm[column]
-    assert "frozen not run: F-DPMF trains a model whose uploads differ in shape" in fdpmf[column]
     fgerai = rows["F-GERAI (functional mechanism and feature LDP)"]
-    assert fgerai[-1] and fgerai[-2].startswith("Recall@10 (federated, sampled users' test)") and "adaptive 0." in fgerai[column]
+    for row in (apm, fgerai):  # both attackers shown
+        assert set(re.findall(r"\b(frozen|adaptive)\b", row[column])) == {"frozen", "adaptive"}, row[column]
+    assert "frozen not run: F-DPMF trains a model whose uploads differ in shape" in fdpmf[column]
+    assert fgerai[-1] and fgerai[-2].startswith("Recall@10 (federated, sampled users' test)")
     long = [r for r in results.tables["matrix-cells"].rows if r[1] == "uploads" and r[2]]
     assert sorted((r[0], r[2]) for r in long) == [("none", "adaptive"), ("none", "frozen"), ("uploads_apm", "adaptive"),
                                                   ("uploads_apm", "frozen"), ("uploads_fdpmf", "adaptive"),
@@ -152,3 +156,30 @@ def test_upload_defences_get_rows_of_their_own_federated_system_and_only_the_upl
     statements = {r[0]: r[1] for r in results.tables["matrix-statements"].rows}
     assert statements["APM (adaptive per-component LDP on uploads)"].endswith("local differential privacy")
     assert "matrix-scatter-uploads" in results.figures
+
+
+def test_every_defence_change_is_the_difference_of_the_two_printed_values_and_every_cell_is_recorded(results):
+    table = results.tables["matrix"]
+    undefended = dict(zip(table.columns, table.rows[0]))
+    changes = 0
+    for row in table.rows[1:]:
+        for column, text in zip(table.columns[1 : 1 + len(ATTACKS)], row[1 : 1 + len(ATTACKS)]):
+            if (match := re.match(r"^(\d\.\d{3}) \[.*?\] \w+, [a-z ]+; change ([+-]\d\.\d{3}) \[.*?\] vs (\d\.\d{3}) undefended", text)):
+                value, change, base = (Decimal(x) for x in match.groups())
+                assert change == value - base and undefended[column].startswith(str(base)), (text, undefended[column])
+                changes += 1
+    assert changes >= 10
+    section = next(x for x in results.sections if x.title == "Attack x defence matrix")
+    assert section.text.count(RULE) == 1
+    attribute = next(c for c in table.columns if c.startswith("attribute inference from top-k lists"))
+    assert "(balanced accuracy; observes lists)" in attribute
+    records = [v for v in results.verdicts if v["section"] == "matrix"]
+    assert len(records) == sum(1 for r in results.tables["matrix-cells"].rows if r[2])
+    for v in records:
+        assert v["label"] in ATTACK_WORDS and v["sample"]["positives"] > 0
+        assert v["margin"]["value"] == pytest.approx(v["value"]["value"] - v["baseline"])
+        if "change" in v:
+            assert v["change"]["value"] == pytest.approx(v["defended"] - v["undefended"]) and v["change_label"] in DEFENCE_WORDS
+    membership = [v for v in records if v["attack"] in ("membership", "canaries")]
+    assert membership and all(v["chance"] == 0.5 and v["sample"]["negatives"] > 0 for v in membership)
+    assert all(v["chance"] == v["baseline"] for v in records if v["metric"] == "balanced accuracy")

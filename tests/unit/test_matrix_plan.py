@@ -82,19 +82,6 @@ def test_canary_score_is_the_items_closeness_to_the_users_history():
     assert c.scores(factors, data).tolist() == [0.0, 0.0]
 
 
-def test_an_attack_wholly_below_chance_counts_by_its_flipped_success():
-    from recprivacy.experiments.matrix.cells import Cell, judged
-    from recprivacy.metrics.intervals import Estimate
-
-    low = Estimate(0.02, 0.01, 0.04, "t", 100)
-    mid = Estimate(0.65, 0.57, 0.74, "t", 100)
-    frozen = judged(low, 0.5, "chance", low.shifted(0.5), chance=0.5)
-    adaptive = judged(mid, 0.5, "chance", mid.shifted(0.5), chance=0.5)
-    assert frozen.verdict.label == "leaks (inverted)"
-    assert frozen.effective.value == 0.98 and (frozen.effective.low, frozen.effective.high) == (0.96, 0.99)
-    assert Cell(frozen, adaptive).best is frozen
-
-
 def test_the_shipped_config_validates_and_matches_the_cli_defaults():
     from pathlib import Path
 

@@ -30,20 +30,21 @@ def test_a_release_defence_applies_to_every_central_attack_and_only_it_to_the_re
         assert why == f"does not apply: D changes {protects}; the attack observes released data"
 
 
-def _release():
-    """8 users, alternately holding items {0, 2} (item 0 replaced by 4) and {1, 3} (item 1 by 5)."""
-    users = np.repeat(np.arange(8), 2)
-    items = np.array([0, 2, 1, 3] * 4)
-    original = Interactions(users=users, items=items, n_users=8, n_items=6)
-    replaced_users = np.arange(8)
-    originals, replacements = np.array([0, 1] * 4), np.array([4, 5] * 4)
-    prefs = PrivacyPreferences.uniform(8, 0.5, 0.5)
-    sims = np.full(8, 0.4)
-    return build_release(original, replaced_users, originals, replacements, np.zeros(8, dtype=np.int64), prefs, sims, sims, {})
+def _release(n: int = 12):
+    """``n`` (even) users, alternately holding items {0, 2} (item 0 replaced by 4) and {1, 3} (item 1 by 5)."""
+    users = np.repeat(np.arange(n), 2)
+    items = np.array([0, 2, 1, 3] * (n // 2))
+    original = Interactions(users=users, items=items, n_users=n, n_items=6)
+    replaced_users = np.arange(n)
+    originals, replacements = np.array([0, 1] * (n // 2)), np.array([4, 5] * (n // 2))
+    prefs = PrivacyPreferences.uniform(n, 0.5, 0.5)
+    sims = np.full(n, 0.4)
+    return build_release(original, replaced_users, originals, replacements, np.zeros(n, dtype=np.int64), prefs, sims, sims, {})
 
 
 def _world(release, frozen: np.ndarray, adaptive: np.ndarray) -> World:
-    features = FrozenEmbeddings(torch.zeros(8, frozen.shape[1]), torch.from_numpy(frozen).float(), "hand-made")
+    n_users = release.data.n_users
+    features = FrozenEmbeddings(torch.zeros(n_users, frozen.shape[1]), torch.from_numpy(frozen).float(), "hand-made")
     model = type("Released", (), {"item_factors_": torch.from_numpy(adaptive).float()})()
     return World(UPCSDG, model, PrivacyStatement.no_guarantee("u", "s", "r"), release=Published(release, features))
 
@@ -60,6 +61,10 @@ def test_recovery_cell_judges_both_attackers_against_the_popularity_guess_on_the
     assert cell.frozen.baseline_name == "popularity guess of the release, 1 items"
     assert cell.frozen.verdict.label == "leaks" and cell.adaptive.verdict.label != "leaks"
     assert cell.best is cell.frozen and cell.frozen.margin.low == 1.0
+    assert (cell.frozen.sample.positives, cell.frozen.sample.negatives) == (12, None)  # users with a replaced item
+    # fewer than 10 users with a replaced item: too few to judge
+    few = recovery_cell(ReleaseOptions(attack_k=1), _world(_release(8), frozen, adaptive))
+    assert few.frozen.value.value == 1.0 and few.frozen.verdict.label == "not enough users"
 
 
 def test_recovery_cell_of_the_raw_release_and_of_a_row_without_a_release():

@@ -13,7 +13,7 @@
   the lab's scores gets a bootstrap interval here and is judged against 0.5.
 * ``attribute``: the attribute of users who did not disclose it, from the top-k lists they
   are served (multi-hot), by the better of the configured attackers trained on the users who
-  did; accuracy against always guessing the majority class (``federated.classes.judge_class_metric``).
+  did; balanced accuracy against a blind guess's ``1 / C`` (``federated.classes.judge_class_metric``).
 * ``exposure``: a user's recent clicks from one shown slate (paper 000); Recall@10 over all
   items against the stronger 10-item guess (``exposure.judged_recall``).
 * ``canaries``: ``m`` canary interactions (a user and an item the user never rated), each
@@ -29,7 +29,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -44,28 +44,28 @@ from recprivacy.metrics.epsilon import (
     one_run_epsilon,
     roc_epsilon,
 )
-from recprivacy.metrics.intervals import Estimate, auc_interval
-from recprivacy.metrics.verdict import Verdict, judge_attack
+from recprivacy.metrics.intervals import Estimate, auc_interval, unpaired_difference
+from recprivacy.metrics.verdict import Sample, Verdict, judge_attack, judge_defence, users_sample
 
 
 @dataclass(frozen=True)
 class Judged:
-    """One attacker's success on one cell, its baseline and the verdict."""
+    """One attacker's success on one cell, its baseline, the verdict of ``judge_attack`` and what
+    it was judged with: a blind guess's value on the metric (``chance``) and who was attacked."""
 
     value: Estimate
     baseline: float
     baseline_name: str
     margin: Estimate
     verdict: Verdict
+    chance: float | None = None
+    sample: Sample | None = None
 
-    @property
-    def effective(self) -> Estimate:
-        """The success an attacker gets from this one: the value, or for an attack wholly
-        below chance on a symmetric metric (``leaks (inverted)``) the flipped value."""
-        if self.verdict.label != "leaks (inverted)":
-            return self.value
-        v, flip = self.value, 2 * self.baseline
-        return Estimate(flip - v.value, flip - v.high, flip - v.low, f"flipped {v.method}", v.n, v.level)
+    def record(self) -> dict[str, Any]:
+        """The numbers the verdict was judged on and the verdict (``Results.verdicts``)."""
+        return {"value": self.value.to_dict(), "baseline": self.baseline, "baseline_name": self.baseline_name,
+                "margin": self.margin.to_dict(), "label": self.verdict.label, "text": self.verdict.text,
+                "chance": self.chance, "sample": self.sample.to_dict() if self.sample is not None else None}  # fmt: skip
 
 
 @dataclass
@@ -82,14 +82,69 @@ class Cell:
 
     @property
     def best(self) -> Judged | None:
-        """The stronger of the two attackers (larger effective success on the cell's metric)."""
+        """The stronger of the two attackers: the larger value on the cell's metric (the frozen
+        one on a tie)."""
         judged = [j for j in (self.frozen, self.adaptive) if j is not None]
-        return max(judged, key=lambda j: j.effective.value, default=None)
+        return max(judged, key=lambda j: j.value.value, default=None)
+
+    @property
+    def best_name(self) -> str:
+        """``frozen`` or ``adaptive``: which attacker ``best`` is."""
+        return "adaptive" if self.best is self.adaptive and self.adaptive is not self.frozen else "frozen"
 
 
-def judged(value: Estimate, baseline: float, name: str, margin: Estimate, chance: float | None = None) -> Judged:
-    """``Judged`` with the verdict of ``judge_attack``."""
-    return Judged(value, baseline, name, margin, judge_attack(margin, name, attack=value, chance=chance))
+def judged(value: Estimate, baseline: float, name: str, margin: Estimate, *, chance: float | None = None,
+           sample: Sample | None = None) -> Judged:  # fmt: skip
+    """``Judged`` with the verdict of ``metrics.verdict.judge_attack``."""
+    verdict = judge_attack(value, baseline, margin, name, chance=chance, sample=sample)
+    return Judged(value, baseline, name, margin, verdict, chance, sample)
+
+
+def labelled_sample(labels: np.ndarray) -> Sample:
+    """The sample of a binary attack: how many targets are labelled 1 (members, planted
+    canaries) and how many 0."""
+    positives = int(np.count_nonzero(labels))
+    return Sample(positives, len(labels) - positives)
+
+
+# ---------------------------------------------------------------------------- defence change
+
+#: decimals of a value in a matrix cell; a defence's change is computed from the values so printed
+DIGITS = 3
+
+
+def printed(e: Estimate) -> Estimate:
+    """``e`` with its value and interval rounded to the ``DIGITS`` a matrix cell prints."""
+    return replace(e, value=round(e.value, DIGITS), low=round(e.low, DIGITS), high=round(e.high, DIGITS))
+
+
+@dataclass(frozen=True)
+class Change:
+    """A defence's change in an attack's success: ``estimate`` = ``defended - undefended`` of the
+    two values as printed, with the unpaired interval of their printed intervals
+    (``intervals.unpaired_difference``), and its ``verdict`` (``metrics.verdict.judge_defence``)."""
+
+    defended: float
+    undefended: float
+    estimate: Estimate
+    verdict: Verdict
+
+    def record(self) -> dict[str, Any]:
+        """The change, the two values it is the difference of and its verdict (``Results.verdicts``)."""
+        e = self.estimate
+        return {"change": {"value": e.value, "low": e.low, "high": e.high}, "defended": self.defended,
+                "undefended": self.undefended, "change_label": self.verdict.label, "change_text": self.verdict.text}  # fmt: skip
+
+
+def defence_change(defended: Judged, undefended: Judged, attack: str) -> Change:
+    """``judge_defence`` on the defended attacker's printed value minus the undefended one's, so
+    that a reader's subtraction of the two printed numbers gives the printed change; rule 2 on
+    the smaller of the two samples."""
+    a, b = printed(defended.value), printed(undefended.value)
+    change = unpaired_difference(a, b)
+    samples = [s for s in (defended.sample, undefended.sample) if s is not None]
+    sample = min(samples, key=lambda s: s.smallest, default=None)
+    return Change(a.value, b.value, change, judge_defence(change, attack, sample=sample))
 
 
 # ---------------------------------------------------------------------------- membership
@@ -98,20 +153,23 @@ def judged(value: Estimate, baseline: float, name: str, margin: Estimate, chance
 def membership_judged(outcome: Any) -> Judged:
     """A membership lab outcome (its target users' scores and labels) judged by ROC AUC."""
     auc = auc_interval(outcome.labels, outcome.scores)
-    return judged(auc, 0.5, "chance (0.5)", auc.shifted(0.5), chance=0.5)
+    return judged(auc, 0.5, "chance (0.5)", auc.shifted(0.5), chance=0.5, sample=labelled_sample(outcome.labels))
 
 
 # ---------------------------------------------------------------------------- attribute
 
 
 def attribute_judged(x_fit: Any, x_world: Any, y: np.ndarray, n_classes: int, zeta: float, seeds: int,
-                     attackers: list[str], metric: str = "accuracy") -> Judged:  # fmt: skip
+                     attackers: list[str], metric: str) -> Judged:  # fmt: skip
     """The best of ``attackers`` trained on ``x_fit`` (known users) and applied to ``x_world``
-    (the others), judged on ``metric`` (``accuracy``: against the majority-class guess;
-    ``weighted_f1``: against the better of that and a uniform guess)."""
+    (the others), judged on ``metric`` against its blind guess (``federated.classes.judge_class_metric``);
+    for balanced accuracy that guess, ``1 / C``, is also the floor below which the attack reads
+    "below blind guess". The sample is the distinct users attacked over the ``seeds`` pooled splits."""
     runs = [pooled_predictions(x_fit, y, n_classes, zeta, seeds, kind, x_attacked=x_world) for kind in attackers]
     best = max(runs, key=lambda r: class_metric(metric, *r, n_classes)(None))
-    return judged(*judge_class_metric(metric, *best, n_classes))
+    value, blind, name, margin = judge_class_metric(metric, *best, n_classes)
+    sample = users_sample(len(np.unique(best[0])), seeds, f"predictions pooled over {seeds} ζ-splits, bootstrap over users")
+    return judged(value, blind, name, margin, chance=blind if metric == "balanced_accuracy" else None, sample=sample)
 
 
 # ---------------------------------------------------------------------------- exposure
@@ -120,7 +178,8 @@ def attribute_judged(x_fit: Any, x_world: Any, y: np.ndarray, n_classes: int, ze
 def exposure_judged(attack: Any, parts: dict[str, ExposurePairs]) -> Judged:
     """A fitted exposure attacker on ``parts['test']`` (unseen slate items as ``[OOV]``)."""
     value, name, blind, margin = judged_recall(attack, parts["train"], parts["test"], oov="token")
-    return judged(value, blind, f"{name} guess, 10 items", margin)
+    users = users_sample(len(np.unique(attack.encode(parts["test"], "token").users)))
+    return judged(value, blind, f"{name} guess, 10 items", margin, sample=users)
 
 
 # ---------------------------------------------------------------------------- canaries
@@ -172,7 +231,8 @@ def canary_judged(canaries: Canaries, item_factors: np.ndarray, train: Interacti
     auc = auc_interval(canaries.included, scores)
     roc = roc_epsilon(canaries.included, scores, delta)
     one_run: OneRunAudit = one_run_epsilon(canaries.included, scores, k_guess, k_guess)
-    return judged(auc, 0.5, "chance (0.5)", auc.shifted(0.5), chance=0.5), {
+    sample = labelled_sample(canaries.included)
+    return judged(auc, 0.5, "chance (0.5)", auc.shifted(0.5), chance=0.5, sample=sample), {
         "roc_lower": roc.low, "roc_point": roc.value, "one_run": one_run.epsilon,
         "one_run_guesses": one_run.guesses, "one_run_correct": one_run.correct, "m": len(scores),
     }

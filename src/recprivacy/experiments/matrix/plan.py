@@ -45,7 +45,7 @@ class DefenceSpec:
 
 ATTACKS = (
     AttackSpec("membership", "user-level membership inference (paper 001)", "lists", "ROC AUC"),
-    AttackSpec("attribute", "attribute inference from top-k lists", "lists", "accuracy"),
+    AttackSpec("attribute", "attribute inference from top-k lists", "lists", "balanced accuracy"),
     AttackSpec("exposure", "exposure leakage (recent clicks from a slate)", "exposures", "Recall@10"),
     AttackSpec("canaries", "canary membership (model training)", "model training", "ROC AUC"),
     AttackSpec("recovery", "recovery of a synthetic release (replaced items)", "released data", "Recall@K"),

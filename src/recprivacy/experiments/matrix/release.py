@@ -56,6 +56,7 @@ from recprivacy.experiments.train import PreparedData
 from recprivacy.experiments.upcsdg.audit import SyntheticReleaseOptions
 from recprivacy.experiments.upcsdg.options import GeneratorParams
 from recprivacy.experiments.upcsdg.release import fit_generator, judged_recovery
+from recprivacy.metrics.verdict import users_sample
 from recprivacy.models import make_model
 from recprivacy.models.base import Recommender
 
@@ -146,8 +147,8 @@ def _recovered(o: ReleaseOptions, embeddings: Any, published: Published) -> Judg
     release = published.release
     replaced = release.pairs_matrix("replacement_item") if o.informed else None
     attack = ReplacementRecoveryAttack(embeddings, informed=o.informed).fit(release.data, replaced)
-    value, blind, margin = judged_recovery(attack, release, o.attack_k)
-    return judged(value, blind, f"popularity guess of the release, {o.attack_k} items", margin)
+    value, blind, margin = judged_recovery(attack, release, o.attack_k)  # one target per user with a replaced item
+    return judged(value, blind, f"popularity guess of the release, {o.attack_k} items", margin, sample=users_sample(value.n))
 
 
 def release_text(o: ReleaseOptions, algorithm: str) -> str:

@@ -8,47 +8,66 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from recprivacy.experiments.matrix.cells import Canaries, Cell, Judged
+from recprivacy.experiments.matrix.cells import DIGITS, Canaries, Cell, Change, Judged, defence_change
 from recprivacy.experiments.matrix.mechanisms import mechanism_rows
 from recprivacy.experiments.matrix.plan import ATTACKS, AttackSpec, not_applicable
 from recprivacy.experiments.matrix.release import release_text
 from recprivacy.experiments.matrix.uploads import uploads_text
 from recprivacy.experiments.results import Results
 from recprivacy.metrics.epsilon import judge_claim
-from recprivacy.metrics.intervals import unpaired_difference
-from recprivacy.metrics.verdict import Verdict, judge_defence
+from recprivacy.metrics.verdict import RULE
 from recprivacy.report.figures import heatmap, scatter_plot
 
 LONG_COLUMNS = ["defence", "attack", "attacker", "metric", "value", "low", "high", "baseline", "baseline name",
-                "margin", "margin low", "margin high", "verdict", "change vs undefended", "defence verdict", "reason"]  # fmt: skip
+                "margin", "margin low", "margin high", "chance", "members (or users)", "non-members", "verdict",
+                "change vs undefended", "defence verdict", "reason"]  # fmt: skip
 
 
 def _fmt(j: Judged) -> str:
-    return f"{j.value.value:.3f} [{j.value.low:.3f}, {j.value.high:.3f}]"
+    """An attacker's value [95% CI] at the ``cells.DIGITS`` a defence's change is computed from."""
+    return f"{j.value.value:.{DIGITS}f} [{j.value.low:.{DIGITS}f}, {j.value.high:.{DIGITS}f}]"
 
 
-def defence_change(cell: Cell, undefended: Cell, attack: str) -> Verdict | None:
-    """``judge_defence`` on the stronger attacker's effective success (flipped when inverted)
-    against the undefended attack's."""
+def attackers(cell: Cell) -> list[tuple[str, Judged]]:
+    """The cell's attackers that ran, by name (``frozen``, ``adaptive``)."""
+    return [(name, j) for name, j in (("frozen", cell.frozen), ("adaptive", cell.adaptive)) if j is not None]
+
+
+def cell_change(cell: Cell, undefended: Cell, attack: str) -> Change | None:
+    """The change a defended cell's stronger attacker shows against the undefended cell's
+    (``cells.defence_change``); None for the undefended cell or when either has no attacker."""
     if cell.best is None or undefended.best is None or cell is undefended:
         return None
-    return judge_defence(unpaired_difference(cell.best.effective, undefended.best.effective), attack)
+    return defence_change(cell.best, undefended.best, attack)
 
 
-def cell_text(cell: Cell, change: Verdict | None, channel: str | None = None) -> str:
-    """A matrix cell: the stronger attacker's success, its verdict, both attackers, the change.
+def change_text(change: Change) -> str:
+    """The change, its interval, the undefended value it is taken from and its verdict word."""
+    e, d = change.estimate, DIGITS
+    return f"change {e.value:+.{d}f} [{e.low:+.{d}f}, {e.high:+.{d}f}] vs {change.undefended:.{d}f} undefended: {change.verdict.label}"
+
+
+def cell_headline(cell: Cell, change: Change | None) -> str:
+    """The stronger attacker's value [95% CI], which attacker it is and its verdict word, then
+    the defence's change: the printed value minus the printed undefended value."""
+    text = f"{_fmt(cell.best)} {cell.best_name}, {cell.best.verdict.label}"
+    return f"{text}; {change_text(change)}" if change else text
+
+
+def cell_text(cell: Cell, change: Change | None, channel: str | None = None) -> str:
+    """A matrix cell: the ``cell_headline``, then the other attacker (or why it did not run).
     ``channel``: the defence protects another channel than the attack observes and that is the
     only reason the cell is empty (``plan.not_applicable``): the cell reads "—" with the channel;
     the long table keeps the whole reason."""
     if cell.best is None:
         return f"— (protects {channel})" if channel else cell.reason
-    which = "adaptive" if cell.best is cell.adaptive and cell.adaptive is not cell.frozen else "frozen"
-    text = f"{_fmt(cell.best)} ({which}; {cell.best.verdict.label})"
+    text = cell_headline(cell, change)
     if cell.frozen is None or cell.adaptive is None:
-        text += f"; {cell.reason}"
-    elif cell.adaptive is not cell.frozen:
-        text += f"; frozen {_fmt(cell.frozen)}, adaptive {_fmt(cell.adaptive)}"
-    return text + (f"; {change.text}" if change else "")
+        return f"{text}; {cell.reason}"
+    if cell.adaptive is cell.frozen:
+        return text
+    name, other = next((n, j) for n, j in attackers(cell) if n != cell.best_name)
+    return f"{text}; {name} {_fmt(other)}, {other.verdict.label}"
 
 
 def _other_channel(world: Any, attack: AttackSpec) -> str | None:
@@ -62,17 +81,19 @@ def render(results: Results, worlds: list[Any], options: Any, canaries: Canaries
     """Add the matrix's tables, figures and sections to ``results``; ``sequential``: the claimed-vs-measured
     and the utility rows of the sequential-model defences (``matrix.sequential``)."""
     undefended = worlds[0].cells
-    changes = {(w.spec.key, a.key): defence_change(w.cells[a.key], undefended[a.key], a.title) for w in worlds for a in ATTACKS}
+    changes = {(w.spec.key, a.key): cell_change(w.cells[a.key], undefended[a.key], a.title) for w in worlds for a in ATTACKS}
     rows = [[w.spec.title] + [cell_text(w.cells[a.key], changes[w.spec.key, a.key], _other_channel(w, a)) for a in ATTACKS]
             + [_utility(w), str(w.statement).splitlines()[0]] for w in worlds]  # fmt: skip
     columns = ["defence"] + [f"{a.title} ({a.metric}; observes {a.observes})" for a in ATTACKS] + ["utility cost", "privacy statement"]
-    table = results.add_table("matrix", columns, rows, "Each cell: the stronger attacker's success [95% CI] (verdict against "
-                              "its blind guess), both attackers, and the defence's change in that success")  # fmt: skip
+    table = results.add_table("matrix", columns, rows, "Each cell: the stronger attacker's success [95% CI], which attacker, "
+                              "its verdict against its blind guess; the defence's change = that value minus the undefended "
+                              "value printed beside it; then the other attacker")  # fmt: skip
     long = results.add_table("matrix-cells", LONG_COLUMNS, _long_rows(worlds, changes), "Every cell and attacker (also as CSV)")
+    results.verdicts.extend(verdict_records(worlds, changes))
     figures = [_figure(results, worlds)] + [_scatter(results, worlds, a) for a in ATTACKS]
     backfires = [f"{w.spec.title} against {a.title}" for w in worlds for a in ATTACKS
-                 if (v := changes[w.spec.key, a.key]) is not None and v.label == "backfires"]  # fmt: skip
-    text = [_intro(options, canaries), release_text(options.release, worlds[0].model.__class__.__name__),
+                 if (c := changes[w.spec.key, a.key]) is not None and c.verdict.label == "backfires"]  # fmt: skip
+    text = [_intro(options, canaries), RULE, release_text(options.release, worlds[0].model.__class__.__name__),
             uploads_text(options.uploads, undefended["uploads"])]
     if backfires:
         text.append("**Defences that backfire** (the attack gains, interval of the change above zero): "
@@ -105,26 +126,40 @@ def _utility(world: Any) -> str:
     return f"{name}: {value.value:.4f}, change {change.value:+.4f} [{change.low:+.4f}, {change.high:+.4f}]"
 
 
-def _long_rows(worlds: list[Any], changes: dict) -> list[list]:
+def _long_rows(worlds: list[Any], changes: dict[tuple[str, str], Change | None]) -> list[list]:
+    """One row per attacker of every cell (one row without numbers for a cell without one)."""
     rows = []
     for w in worlds:
         for a in ATTACKS:
             cell, change = w.cells[a.key], changes[w.spec.key, a.key]
-            tail = [change.text if change else "", change.label if change else "", cell.reason]
+            tail = [change_text(change) if change else "", change.verdict.label if change else "", cell.reason]
             if cell.best is None:
-                rows.append([w.spec.key, a.key, "", a.metric] + [None] * 8 + [""] + tail)
-                continue
-            for name, j in (("frozen", cell.frozen), ("adaptive", cell.adaptive)):
-                if j is None:
-                    continue
+                rows.append([w.spec.key, a.key, "", a.metric] + [None] * 11 + [""] + tail)
+            for name, j in attackers(cell):
+                s = j.sample
                 rows.append([w.spec.key, a.key, name, a.metric, j.value.value, j.value.low, j.value.high, j.baseline,
-                             j.baseline_name, j.margin.value, j.margin.low, j.margin.high, j.verdict.text] + tail)  # fmt: skip
+                             j.baseline_name, j.margin.value, j.margin.low, j.margin.high, j.chance,
+                             s.positives if s else None, s.negatives if s else None, j.verdict.text] + tail)  # fmt: skip
     return rows
+
+
+def verdict_records(worlds: list[Any], changes: dict[tuple[str, str], Change | None]) -> list[dict[str, Any]]:
+    """``Results.verdicts`` of the matrix: every attacker of every cell with the numbers it was
+    judged on (``cells.Judged.record``), whether it is the cell's stronger attacker, and in a
+    defended cell the defence's change (``cells.Change.record``)."""
+    records = []
+    for w in worlds:
+        for a in ATTACKS:
+            cell, change = w.cells[a.key], changes[w.spec.key, a.key]
+            records += [{"section": "matrix", "kind": "attack", "defence": w.spec.key, "attack": a.key, "attacker": name,
+                         "metric": a.metric, "best": j is cell.best, **j.record(),
+                         **(change.record() if change else {})} for name, j in attackers(cell)]  # fmt: skip
+    return records
 
 
 def _figure(results: Results, worlds: list[Any]) -> str:
     """Colour = the stronger attacker's margin over its blind guess (blank: does not apply)."""
-    grid = [[c.best.effective.value - c.best.baseline if (c := w.cells[a.key]).best else math.nan for a in ATTACKS]
+    grid = [[c.best.value.value - c.best.baseline if (c := w.cells[a.key]).best else math.nan for a in ATTACKS]
             for w in worlds]  # fmt: skip
     png = heatmap(grid, [w.spec.title for w in worlds], [a.title for a in ATTACKS], colorbar="margin",
                   title="Attack success over its blind guess (stronger attacker)",
@@ -135,7 +170,7 @@ def _figure(results: Results, worlds: list[Any]) -> str:
 
 def _scatter(results: Results, worlds: list[Any], attack: Any) -> str:
     """Privacy-utility scatter of one attack: one point per defence that applies."""
-    groups = {w.spec.title: ([(c.utility or w.utility)[1].value], [c.best.effective.value]) for w in worlds
+    groups = {w.spec.title: ([(c.utility or w.utility)[1].value], [c.best.value.value]) for w in worlds
               if (c := w.cells[attack.key]).best is not None and (c.utility or w.utility) is not None}  # fmt: skip
     png = scatter_plot(groups, "utility (the row's utility metric)", f"{attack.title}: {attack.metric}")
     return results.add_figure(f"matrix-scatter-{attack.key}", png,
@@ -186,9 +221,11 @@ def _intro(options: Any, canaries: Canaries) -> str:
         f"{o.slate_size} items for the user's {o.history_len} recent clicks; the canary attack scores {len(canaries.users)} "
         f"canary interactions, {int(canaries.included.sum())} planted. The *frozen* attacker is trained on the undefended "
         "world, the *adaptive* one knows the defence and retrains on defended data. Each attacker is judged against the "
-        "strongest blind guess on the same metric and k (accuracy: majority class; Recall@10: the 10-item popularity or "
-        "shown-items guess; AUC: 0.5), and each defence by the change it causes in the stronger attacker's success (an "
-        "unpaired interval; *backfires* when the attack gains). Cells that do not apply say why. DP-SGD, DIPSGNN and "
+        "strongest blind guess on the same metric and k (balanced accuracy: 1/C for C classes; Recall@10: the 10-item "
+        "popularity or shown-items guess; AUC: 0.5), and each defence by the change it causes in the stronger attacker's "
+        "success: the cell's value minus the undefended value printed beside it, both as printed (3 decimals), with an "
+        "unpaired interval (`intervals.unpaired_difference`). Each cell's sample is in the long table and results.json "
+        "(`verdicts`). Cells that do not apply say why. DP-SGD, DIPSGNN and "
         "EdgeRand protect sequential (SR-GNN) models; with a centrally trained factor-model target they have no row here: "
         "their claims and utility costs are in the claimed-vs-measured epsilon section."
     )

@@ -19,9 +19,10 @@ Steps (``MatrixOptions``):
 3. Run every applicable cell (``plan.not_applicable``), frozen and adaptive (``cells``;
    membership in ``membership``, exposure in ``exposure``, recovery of the release in
    ``release``); judge
-   each attacker against its blind guess and each defence by the change it causes in the
-   stronger attacker's success (``metrics.verdict.judge_defence``: *backfires* when the attack
-   gains). The change is an unpaired difference (``intervals.unpaired_difference``).
+   each attacker against its blind guess (``metrics.verdict.judge_attack``) and each defence by
+   the change it causes in the stronger attacker's success (``metrics.verdict.judge_defence``:
+   *backfires* when the attack gains): the defended value minus the undefended one as the
+   matrix prints them, with an unpaired interval (``cells.defence_change``).
 4. For every world with a DP claim, the claimed epsilon beside the canary audit's measured
    lower bounds (ROC with Clopper-Pearson, and one run), flagged when a bound exceeds the claim;
    and per-release audits of the federated upload defences (``mechanisms``) with
@@ -193,7 +194,7 @@ def attribute_column(config: Config, options: MatrixOptions, data: PreparedData,
             lists = _randomized(config, options, data, users, lists)
         users, lists, clean = _aligned(users, lists, clean_users, clean_lists)
         x, x_clean = (recommendation_matrix(v, data.full.n_items) for v in (lists, clean))
-        args = (y_all[users], len(names), options.zeta, options.seeds, options.attackers)
+        args = (y_all[users], len(names), options.zeta, options.seeds, options.attackers, "balanced_accuracy")
         frozen = attribute_judged(x_clean, x, *args)
         adaptive = frozen if world.spec.key == "none" else attribute_judged(x, x, *args)
         world.cells["attribute"] = Cell(frozen, adaptive)
