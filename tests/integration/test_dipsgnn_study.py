@@ -156,7 +156,7 @@ def test_audit_offers_dipsgnn_beside_a_sequential_target() -> None:
     assert r.tables["dipsgnn-privacy"].rows[0][1] is None  # the target has no guarantee
     assert "dipsgnn/recall@10" in r.metrics
     (cost,) = [row for row in r.tables["risk_summary"].rows if row[0].startswith("DIPSGNN utility")]
-    assert cost[3].endswith("(the undefended target)") and cost[5].startswith("reference: ")
+    assert cost[3].endswith("(the undefended target)") and cost[5] in ("costs", "gains", "no measurable cost")
 
 
 def test_audit_of_a_non_sequential_target_explains_why_dipsgnn_is_not_offered() -> None:

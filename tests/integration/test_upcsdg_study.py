@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -105,7 +106,7 @@ def test_audit_offers_a_synthetic_release(tmp_path):
     results, _ = run_config(config, tmp_path)
     (risk,) = results.tables["risk_summary"].rows
     assert risk[0] == "synthetic release: item recovery" and risk[5].endswith("(k=0.5, γ=0.5)")
-    assert risk[3].endswith("(popularity guess, 10 items)")
+    assert risk[3].endswith("(popularity guess, 10 items)") and re.match(r"^\d+ users attacked; 1 seed", risk[6])
     assert "recprivacy synthesize" in next(s.text for s in results.sections if s.title.startswith("Synthetic release"))
     assert "synthetic_release/retention" in results.metrics
 

@@ -11,15 +11,16 @@ key, so sections never collide). A module adds one at import time::
 
     def membership_section(ctx: AuditContext, out: SectionWriter) -> None:
         ...
-        out.add_risk("user-level membership inference", "ROC AUC", auc, 0.5, verdict)
+        out.judge("user-level membership inference", "ROC AUC", auc, 0.5, "a blind guess (0.5)", margin,
+                  chance=0.5, sample=Sample(n_members, n_non_members))
 
     register_audit_section("membership", membership_section, "Membership inference",
                            MembershipAuditOptions, order=10, fit=fit_membership_options)
 
 The risk summary table has one row per risk a section reports (columns: attack, metric, value
-with its interval, the baseline with its name, the margin with its interval, verdict); sections
-add rows through ``SectionWriter.judge``, which applies the one verdict rule of
-``metrics.verdict``.
+with its interval, the baseline with its name, the margin with its interval, verdict, sample);
+sections add rows through ``SectionWriter.judge`` (an attack's primary metric), ``.secondary``,
+``.defence`` and ``.reference``, each by the one judgement of ``metrics.verdict``.
 
 * :mod:`.registry`: the section registry, ``AuditContext`` and the inputs a section may need;
 * :mod:`.writer`: ``SectionWriter`` and the risk rows it collects;

@@ -22,13 +22,18 @@ from pydantic import PositiveInt
 from recprivacy.config import StudyOptions
 from recprivacy.experiments.audit.plan import catalogue_fit
 from recprivacy.experiments.audit.registry import AuditContext, register_audit_section
-from recprivacy.experiments.audit.writer import Risk, SectionWriter
+from recprivacy.experiments.audit.writer import SectionWriter
 from recprivacy.experiments.sampling import sample_users
 from recprivacy.experiments.train import PreparedData, metrics_rows
 from recprivacy.metrics.intervals import Estimate, paired_difference_interval, weighted_mean
 from recprivacy.metrics.ranking import evaluate, ranking_metrics
+from recprivacy.metrics.verdict import judge_reference, users_sample
 from recprivacy.models.base import Recommender
 from recprivacy.report.figures import line_plot
+
+
+#: the baseline of the utility rows
+RANDOM_RANKING = "a random ranking (expectation)"
 
 
 class UtilityOptions(StudyOptions):
@@ -145,7 +150,8 @@ def target_test_metrics(ctx: AuditContext, ks: Sequence[int], per_user: bool = F
 
 def _utility_risks(ctx: AuditContext, out: SectionWriter, k: int, users: np.ndarray) -> None:
     """Recall@k and NDCG@k of the target beside a random ranking's expectation, per test user
-    of ``users``, with a paired bootstrap interval of the difference: a reference row, not an attack."""
+    of ``users``, with a paired bootstrap interval of the difference: a reference row, not an
+    attack, read "above" / "not above" a random ranking (``metrics.verdict.judge_reference``)."""
     data = ctx.data
     ours = target_test_metrics(ctx, (k,), per_user=True, users=users)
     masked = data.train.to_csr() + data.valid.to_csr()
@@ -153,8 +159,12 @@ def _utility_risks(ctx: AuditContext, out: SectionWriter, k: int, users: np.ndar
     for m, label in (("recall", "Recall"), ("ndcg", "NDCG")):
         value = np.nan_to_num(np.asarray(ours[f"{m}@{k}"], dtype=np.float64))
         est, base, margin = paired_difference_interval(weighted_mean(value), weighted_mean(blind[m]), users)
-        out.add_risk_row(Risk("target utility (reference, not an attack)", f"{label}@{k}", est.value, base,
-                              _utility_verdict(est, margin), "random ranking, expectation", (est.low, est.high), margin))
+        verdict = judge_reference(margin, RANDOM_RANKING)
+        out.reference("target utility (reference, not an attack)", f"{label}@{k}", est, base, RANDOM_RANKING, margin,
+                      verdict, sample=users_sample(len(users), combined="bootstrap over users"))  # fmt: skip
+        if verdict.label == "not above":
+            out.write(f"**The target's {label}@{k} is not above {RANDOM_RANKING}**: check its training before trusting "
+                      "the attack results.")  # fmt: skip
 
 
 def utility_change(model: Recommender, reference: Recommender, data: PreparedData, k: int) -> tuple[Estimate, float, Estimate]:
@@ -164,15 +174,6 @@ def utility_change(model: Recommender, reference: Recommender, data: PreparedDat
     ours, theirs = (evaluate(m, data.test, ks=(k,), exclude=data.valid, per_user=True) for m in (model, reference))
     return paired_difference_interval(weighted_mean(np.nan_to_num(ours[f"recall@{k}"])),
                                       weighted_mean(np.nan_to_num(theirs[f"recall@{k}"])), ours["users"])  # fmt: skip
-
-
-def _utility_verdict(value: Estimate, margin: Estimate) -> str:
-    """Reference rows: above a random ranking only when the margin's interval clears zero."""
-    base = value.value - margin.value
-    ratio = f"{value.value / base:.1f}x, " if base > 0 else ""
-    if margin.low > 0:
-        return f"reference: above a random ranking ({ratio}margin {margin.value:+.4f} [{margin.low:+.4f}, {margin.high:+.4f}])"
-    return "reference: not clearly above a random ranking; check training before trusting the attack results"
 
 
 def _popularity_analysis(ctx: AuditContext, out: SectionWriter, users: np.ndarray) -> None:

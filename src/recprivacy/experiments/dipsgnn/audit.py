@@ -13,9 +13,10 @@ from pydantic import Field, PositiveInt
 from recprivacy.config import StudyOptions
 from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.dipsgnn import DIPSGNN
-from recprivacy.experiments.audit import AuditContext, Risk, SectionWriter, register_audit_section, utility_change
+from recprivacy.experiments.audit import AuditContext, SectionWriter, register_audit_section, utility_change
 from recprivacy.experiments.dipsgnn.options import FeatureSpec, ml1m_features, feature_params
 from recprivacy.experiments.train import metrics_rows, test_metrics
+from recprivacy.metrics.verdict import judge_cost, users_sample
 from recprivacy.privacy.accounting import PrivacyStatement
 
 
@@ -39,14 +40,14 @@ def _audit_features(options: DIPSGNNAuditOptions, train: Interactions) -> dict[s
     return feature_params(f)
 
 
-def utility_cost_row(name: str, model: Any, ctx: AuditContext, k: int) -> Risk:
+def utility_cost_row(out: SectionWriter, name: str, model: Any, ctx: AuditContext, k: int) -> None:
     """Reference risk row: Recall@k of the private ``model`` against the target's on the same
-    test users (paired bootstrap over users); a utility cost, not an attack."""
+    test users, ``change = model - target`` with a paired bootstrap over users, read by
+    ``metrics.verdict.judge_cost`` (costs / gains / no measurable cost); not an attack."""
     value, base, change = utility_change(model, ctx.model, ctx.data, k)
-    text = (f"reference: {name} costs {-change.value:.4f} [{-change.high:+.4f}, {-change.low:+.4f}] of the target's Recall@{k}"
-            if change.high < 0 else f"reference: no measurable utility cost ({change.value:+.4f} [{change.low:+.4f}, {change.high:+.4f}])")
-    return Risk(f"{name} utility (reference, not an attack)", f"Recall@{k}", value.value, base, text,
-                "the undefended target", (value.low, value.high), change)
+    verdict = judge_cost(change, f"the target's Recall@{k}")
+    out.reference(f"{name} utility (reference, not an attack)", f"Recall@{k}", value, base, "the undefended target", change,
+                  verdict, sample=users_sample(value.n, combined="bootstrap over users"))  # fmt: skip
 
 
 def dipsgnn_section(ctx: AuditContext, out: SectionWriter) -> None:
@@ -68,7 +69,7 @@ def dipsgnn_section(ctx: AuditContext, out: SectionWriter) -> None:
                   "Full-ranking test metrics of the target and of DIPSGNN on the same split")
     for name, value in private.items():
         out.add_metric(name, value)
-    out.add_risk_row(utility_cost_row("DIPSGNN", model, ctx, ks[0]))
+    utility_cost_row(out, "DIPSGNN", model, ctx, ks[0])
     statements = {"target": PrivacyStatement.no_guarantee("interactions and user features", "training and serving",
                                                           f"{type(ctx.model).__name__} is trained without privacy noise")}
     statements.update({f"DIPSGNN: {k}": v for k, v in model.privacy_statement().items()})

@@ -26,9 +26,10 @@ from recprivacy.defenses.exposure_perturbation import ExposurePerturbation
 from recprivacy.experiments.audit import AuditContext, SectionWriter, register_audit_section
 from recprivacy.experiments.exposure.cells import CANDIDATES, attacker_parts
 from recprivacy.experiments.exposure.pairs import log_pairs
-from recprivacy.experiments.exposure.protection import judge_rows, protection_point
+from recprivacy.experiments.exposure.protection import CHANGE_LABEL, judge_rows, protection_point
 from recprivacy.experiments.sampling import sample_users
 from recprivacy.metrics.intervals import Estimate, paired_difference_interval, weighted_mean
+from recprivacy.metrics.verdict import users_sample
 from recprivacy.report.figures import line_plot
 
 
@@ -98,8 +99,10 @@ def exposure_section(ctx: AuditContext, out: SectionWriter) -> None:
     scores = {c: attack.evaluate(parts["test"], (10,), c) for c in CANDIDATES}
     baselines = {c: evaluate_baselines(attack.vocab_, parts["train"], parts["test"], (10,), c) for c in CANDIDATES}
     value, name, blind, margin = judged_recall(attack, parts["train"], parts["test"])
+    attacked = np.unique(parts["test"].users[attack.vocab_.known_rows(parts["test"])])  # the pairs judged_recall keeps
+    sample = users_sample(len(attacked), combined="bootstrap over users")
     out.judge("exposure leakage (recent clicks from one shown slate)", "Recall@10 (all items)", value, blind,
-              f"{name} guess, 10 items", margin, attack.name)  # fmt: skip
+              f"{name} guess, 10 items", margin, attack.name, chance=None, sample=sample)  # fmt: skip
     for c in CANDIDATES:
         out.add_metric(f"recall@10/{c}", scores[c]["recall@10"])
     rows = [[f"attack {attack.name}"] + [scores[c][m] for c in CANDIDATES for m in ("recall@10", "ndcg@10")]]
@@ -152,7 +155,7 @@ def audit_protection(attack: ExposureAttack, parts: dict, pairs: ExposurePairs, 
                   [[r[c] for c in columns] for r in rows], "Random positions replaced by uniformly drawn items (frozen "
                   "attacker); change = defended - undefended Rec*@10 on the same pairs, paired bootstrap over users; "
                   "next-item recall needs simulated exposure (logged slates carry no next item: Acc* is their utility)")  # fmt: skip
-    backfires = [r["L"] for r in rows if r["change vs L = 0"].startswith("defence backfires")]
+    backfires = [r["L"] for r in rows if r[CHANGE_LABEL] == "backfires"]
     if backfires:
         out.write(f"**The perturbation backfires** at L = {', '.join(f'{r:g}' for r in backfires)}: the frozen attacker "
                   "recovers *more* recent clicks from perturbed slates than from clean ones (the interval of the change "

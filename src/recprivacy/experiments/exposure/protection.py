@@ -31,9 +31,11 @@ from recprivacy.experiments.exposure.cells import attacker_parts, make_attack
 from recprivacy.experiments.exposure.options import ExposureOptions
 from recprivacy.experiments.exposure.pairs import ExposureData
 from recprivacy.metrics.intervals import paired_difference_interval, weighted_mean
-from recprivacy.metrics.verdict import judge_defence
+from recprivacy.metrics.verdict import Verdict, judge_defence, users_sample
 from recprivacy.models.sasrec import SASRec
 
+#: the key of a judged protection row's verdict word (``judge_rows``), beside its sentence in "change vs L = 0"
+CHANGE_LABEL = "change verdict"
 #: the protection rows' attacker label of the frozen attacker on wholly random slates
 FLOOR = "no-information floor"
 #: the judgement of a row whose per-pair recalls were not recorded
@@ -139,22 +141,26 @@ def protection_row(options: ExposureOptions, data: ExposureData, parts: dict[str
 
 
 def judge_rows(rows: list[dict]) -> list[dict]:
-    """Each row's ``change vs L = 0``: ``judge_defence`` on the paired (same pairs, bootstrap
-    over users) change in Rec*@10 against the same attacker and strategy at L = 0 (the floor
-    against the frozen clean attack); "backfires" when the attacker gains. A row (or its
-    reference) without the per-pair recalls (records written before they were kept) says
-    ``NOT_JUDGED`` instead, and a row without an L = 0 row to compare with ``NO_REFERENCE``."""
+    """Each row's ``change vs L = 0`` (the sentence) and ``CHANGE_LABEL`` (its word):
+    ``judge_defence`` on the paired (same pairs, bootstrap over users) change in Rec*@10 against
+    the same attacker and strategy at L = 0 (the floor against the frozen clean attack), its
+    sample the row's distinct users; "backfires" when the attacker gains. The L = 0 row itself
+    says "reference"; a row (or its reference) without the per-pair recalls (records written
+    before they were kept) says ``NOT_JUDGED``, and a row without an L = 0 row to compare with
+    ``NO_REFERENCE`` (both labelled "not judged")."""
     clean = {(r["selection"], r["replacement"], r["attacker"]): r for r in rows if r["L"] == 0}
     frozen = next((r for r in rows if r["L"] == 0 and r["attacker"] == "frozen"), None)
     out = []
     for r in rows:
         ref = frozen if r["attacker"] == FLOOR else clean.get((r["selection"], r["replacement"], r["attacker"]))
         if ref is r:
-            out.append({**r, "change vs L = 0": "reference"})
-            continue
-        if ref is None or "pair_recall" not in r or "pair_recall" not in ref:
-            out.append({**r, "change vs L = 0": NO_REFERENCE if ref is None else NOT_JUDGED})
-            continue
-        _, _, change = paired_difference_interval(weighted_mean(r["pair_recall"]), weighted_mean(ref["pair_recall"]), r["users"])
-        out.append({**r, "change vs L = 0": judge_defence(change, "Rec*@10").text})
+            verdict = Verdict("reference", "reference")
+        elif ref is None or "pair_recall" not in r or "pair_recall" not in ref:
+            verdict = Verdict("not judged", NO_REFERENCE if ref is None else NOT_JUDGED)
+        else:
+            _, _, change = paired_difference_interval(weighted_mean(r["pair_recall"]), weighted_mean(ref["pair_recall"]),
+                                                      r["users"])  # fmt: skip
+            users = users_sample(len(np.unique(r["users"])), combined="bootstrap over users")
+            verdict = judge_defence(change, "Rec*@10", sample=users)
+        out.append({**r, "change vs L = 0": verdict.text, CHANGE_LABEL: verdict.label})
     return out

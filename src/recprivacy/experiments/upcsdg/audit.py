@@ -26,6 +26,7 @@ from recprivacy.experiments.upcsdg.measurements import ratio
 from recprivacy.experiments.upcsdg.options import CUTOFF, METRICS, GeneratorParams
 from recprivacy.experiments.upcsdg.release import fit_generator, judged_recovery
 from recprivacy.metrics.ranking import evaluate
+from recprivacy.metrics.verdict import users_sample
 from recprivacy.models import make_model
 
 
@@ -77,7 +78,8 @@ def synthetic_release_section(ctx: AuditContext, out: SectionWriter) -> None:
     out.add_metric("retention", ratio(after[f"recall@{CUTOFF}"], before[f"recall@{CUTOFF}"]) or math.nan)
     out.add_metric(f"recovery_{key}", attack[key])
     out.judge("synthetic release: item recovery", f"Recall@{o.attack_k}", value, blind,
-              f"popularity guess, {o.attack_k} items", margin, f"k={o.k}, γ={o.gamma}")
+              f"popularity guess, {o.attack_k} items", margin, f"k={o.k}, γ={o.gamma}",
+              sample=users_sample(value.n, combined="bootstrap over users"))  # fmt: skip
     out.write(
         f"UPC-SDG (paper 003) replaced {s['replaced_interactions']} of {s['original_interactions']} training interactions "
         f"(k = {o.k}) by generated items within a similarity cap γ = {o.gamma} and dropped {s['dropped_interactions']} "
