@@ -213,6 +213,8 @@ class Target:
         numpy.ndarray
         """
         users = np.asarray(users, dtype=np.int64)
+        if len(users) == 0:  # nobody to serve (np.split would hand the target one empty history)
+            return np.empty((0, k), dtype=np.int64)
         if self.lists is not None:
             return self.lists.top(histories.user_ids[users], k, histories.item_ids)
         if self.recommender is not None:

@@ -67,7 +67,7 @@ class Sample:
     positives: int
     negatives: int | None = None
     seeds: int = 1
-    combined: str = "one seed"
+    combined: str = "bootstrap"
     units: tuple[str, str] = ("members", "non-members")
 
     @property
@@ -77,14 +77,14 @@ class Sample:
     def __str__(self) -> str:
         who = (f"{self.positives} {self.units[0]}" if self.negatives is None
                else f"{self.positives} {self.units[0]} / {self.negatives} {self.units[1]}")  # fmt: skip
-        seeds = "1 seed" if self.seeds == 1 else f"{self.seeds} seeds, {self.combined}"
+        seeds = f"1 seed, {self.combined}" if self.seeds == 1 else f"{self.seeds} seeds, {self.combined}"
         return f"{who}; {seeds}"
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "text": str(self)}
 
 
-def users_sample(n_users: int, seeds: int = 1, combined: str = "one seed") -> Sample:
+def users_sample(n_users: int, seeds: int = 1, combined: str = "bootstrap over users") -> Sample:
     """The sample of a per-user metric (recall, accuracy): ``n_users`` attacked users."""
     return Sample(n_users, None, seeds, combined, ("users attacked", ""))
 

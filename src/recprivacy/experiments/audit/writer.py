@@ -35,6 +35,11 @@ def printed_margin(value: float, baseline: float) -> float:
     return round(round(value, 4) - round(baseline, 4), 4)
 
 
+def _level(e: Estimate) -> str:
+    """`` (99.3%)`` after an interval whose level is not the columns' 95%; empty otherwise."""
+    return "" if abs(e.level - 0.95) < 1e-9 else f" ({e.level:.1%})"
+
+
 @dataclass(frozen=True)
 class Risk:
     """One row of the risk summary: the ``value`` measured, the ``baseline`` it is set against
@@ -71,10 +76,10 @@ class Risk:
         if not self.value.resolvable or not self.margin.resolvable:
             unresolved = str(self.value if not self.value.resolvable else self.margin)
             return [self.attack, self.metric, unresolved, f"- ({self.baseline_name})", unresolved, self.verdict_cell(), sample]
-        v = self.value
-        margin = f"{printed_margin(v.value, self.baseline):+.4f} [{self.margin.low:+.4f}, {self.margin.high:+.4f}]"
-        return [self.attack, self.metric, f"{v.value:.4f} [{v.low:.4f}, {v.high:.4f}]", f"{self.baseline:.4f} ({self.baseline_name})",
-                margin, self.verdict_cell(), sample]  # fmt: skip
+        v, level = self.value, _level(self.margin)
+        margin = f"{printed_margin(v.value, self.baseline):+.4f} [{self.margin.low:+.4f}, {self.margin.high:+.4f}]{level}"
+        return [self.attack, self.metric, f"{v.value:.4f} [{v.low:.4f}, {v.high:.4f}]{_level(v)}",
+                f"{self.baseline:.4f} ({self.baseline_name})", margin, self.verdict_cell(), sample]  # fmt: skip
 
     def record(self, section: str) -> dict[str, Any]:
         """What ``results.json`` keeps of the row: every number it was judged on (``verdicts``)."""

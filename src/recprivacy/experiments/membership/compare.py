@@ -10,7 +10,9 @@ blind guess (ROC AUC 0.5, TPR at FPR f = f).
 ``judge(runs)`` combines the seeds of one protocol: every attack's and baseline's ROC AUC per
 seed; the best attack and the strongest baseline by their mean; on one seed a stratified
 bootstrap (paired for the margin), on several the mean with a Student-t interval over the
-per-seed values (per-seed differences for the margin). The verdict is
+per-seed values (per-seed differences for the margin). The best of ``m`` attacks is chosen on the
+same users it is judged on, so its value and margin intervals are at level ``1 - 0.05 / m``
+(Bonferroni): on a target that leaks nothing, at most 5% of audits read "leaks". The verdict is
 ``metrics.verdict.judge_attack`` on ROC AUC (the primary metric); TPR at 1% and 0.1% FPR are
 secondary rows, each against the strongest baseline *at that FPR*. Attacks whose interval lies
 wholly below a blind guess are named (their assumptions do not fit the target). Under the
@@ -32,7 +34,7 @@ from recprivacy.attacks.membership import AttackSpec, LabOptions, MembershipLab
 from recprivacy.attacks.membership.list_statistics import TRIVIAL
 from recprivacy.attacks.membership.protocols import PROTOCOLS
 from recprivacy.data.interactions import Interactions
-from recprivacy.metrics.intervals import (Estimate, auc_difference_interval, auc_interval, mean_interval,
+from recprivacy.metrics.intervals import (LEVEL, Estimate, auc_difference_interval, auc_interval, mean_interval,
                                          tpr_at_fpr_interval, unpaired_difference)
 from recprivacy.metrics.summary import mean_sd
 from recprivacy.metrics.verdict import Sample, Verdict, judge_attack
@@ -88,25 +90,34 @@ def is_output_statistic(key: str) -> bool:
     return key in TRIVIAL
 
 
-def sample_of(runs: Sequence[Scored]) -> Sample:
-    """Members and non-members attacked (first seed) and how the seeds are combined."""
+def sample_of(runs: Sequence[Scored], attacks: int = 1) -> Sample:
+    """Members and non-members attacked (first seed), how the seeds are combined and, for the
+    best of several ``attacks``, the interval level (``family_level``)."""
     y = runs[0].labels
-    combined = "stratified bootstrap" if len(runs) == 1 else "mean over seeds, t interval"
-    return Sample(int(y.sum()), int((y == 0).sum()), len(runs), combined)
+    how = "stratified bootstrap" if len(runs) == 1 else "mean over seeds, t interval"
+    if attacks > 1:
+        how += f"; best of {attacks} attacks, intervals at {family_level(attacks):.1%} (Bonferroni)"
+    return Sample(int(y.sum()), int((y == 0).sum()), len(runs), how)
 
 
 # ---------------------------------------------------------------------------- per-seed metrics
 
 
-Metric = Callable[[np.ndarray, np.ndarray], Estimate]
+Metric = Callable[..., Estimate]
 
 
-def auc_metric(labels: np.ndarray, scores: np.ndarray) -> Estimate:
-    return auc_interval(labels, scores)
+def family_level(m: int) -> float:
+    """``1 - 0.05 / m``: the interval level that keeps the chance of any false alarm among ``m``
+    attacks at 5% (Bonferroni), since the best of ``m`` is chosen on the same users."""
+    return 1.0 - (1.0 - LEVEL) / max(m, 1)
+
+
+def auc_metric(labels: np.ndarray, scores: np.ndarray, level: float = LEVEL) -> Estimate:
+    return auc_interval(labels, scores, level=level)
 
 
 def tpr_metric(fpr: float) -> Metric:
-    return lambda labels, scores: tpr_at_fpr_interval(labels, scores, fpr)
+    return lambda labels, scores, level=LEVEL: tpr_at_fpr_interval(labels, scores, fpr, level)
 
 
 def _scores(run: Scored, key: str) -> np.ndarray | None:
@@ -119,47 +130,47 @@ def _blind_value(metric: str) -> float:
     return 0.5 if metric == "auc" else float(metric.split("@")[1].split("%")[0]) / 100
 
 
-def per_seed(runs: Sequence[Scored], key: str, metric: Metric) -> list[Estimate]:
-    return [metric(r.labels, _scores(r, key)) for r in runs]
+def per_seed(runs: Sequence[Scored], key: str, metric: Metric, level: float = LEVEL) -> list[Estimate]:
+    return [metric(r.labels, _scores(r, key), level) for r in runs]
 
 
-def combine(values: Sequence[Estimate], bounds: tuple[float, float] = (0.0, 1.0)) -> Estimate:
+def combine(values: Sequence[Estimate], bounds: tuple[float, float] = (0.0, 1.0), level: float = LEVEL) -> Estimate:
     """One seed's estimate as it is; several seeds' mean with a t interval (unresolvable if any is)."""
     if len(values) == 1:
         return values[0]
     if not all(v.resolvable for v in values):
         bad = next(v for v in values if not v.resolvable)
         return Estimate(float("nan"), bounds[0], bounds[1], bad.method, bad.n, bad.level, resolvable=False)
-    return mean_interval([v.value for v in values], bounds=bounds)
+    return mean_interval([v.value for v in values], level=level, bounds=bounds)
 
 
-def combined(runs: Sequence[Scored], key: str, metric: str) -> Estimate:
+def combined(runs: Sequence[Scored], key: str, metric: str, level: float = LEVEL) -> Estimate:
     """``key``'s ``metric`` (``auc`` or ``tpr@f%fpr``) combined over the seeds; the blind guess is exact."""
     if key == BLIND:
         v = _blind_value(metric)
-        n = len(runs[0].labels)
-        return Estimate(v, v, v, "blind guess (exact)", n)
-    return combine(per_seed(runs, key, _metric(metric)))
+        return Estimate(v, v, v, "blind guess (exact)", len(runs[0].labels), level)
+    return combine(per_seed(runs, key, _metric(metric), level), level=level)
 
 
 def _metric(metric: str) -> Metric:
     return auc_metric if metric == "auc" else tpr_metric(_blind_value(metric))
 
 
-def margin_of(runs: Sequence[Scored], attack: str, baseline: str, metric: str) -> Estimate:
+def margin_of(runs: Sequence[Scored], attack: str, baseline: str, metric: str, level: float = LEVEL) -> Estimate:
     """``attack - baseline`` on ``metric``: on one seed paired (AUC bootstrap) or unpaired (TPR,
     Clopper-Pearson each); on several the t interval of the per-seed differences."""
     if len(runs) > 1:
-        a, b = per_seed(runs, attack, _metric(metric)), [combined([r], baseline, metric) for r in runs]
+        a = per_seed(runs, attack, _metric(metric), level)
+        b = [combined([r], baseline, metric, level) for r in runs]
         if not all(x.resolvable for x in a + b):
-            return combine(a)
-        return mean_interval([x.value - y.value for x, y in zip(a, b)], bounds=(-1.0, 1.0))
+            return combine(a, level=level)
+        return mean_interval([x.value - y.value for x, y in zip(a, b)], level=level, bounds=(-1.0, 1.0))
     r = runs[0]
     if baseline == BLIND:
-        return combined(runs, attack, metric).shifted(_blind_value(metric))
+        return combined(runs, attack, metric, level).shifted(_blind_value(metric))
     if metric == "auc":
-        return auc_difference_interval(r.labels, _scores(r, attack), _scores(r, baseline))
-    return unpaired_difference(combined(runs, attack, metric), combined(runs, baseline, metric))
+        return auc_difference_interval(r.labels, _scores(r, attack), _scores(r, baseline), level=level)
+    return unpaired_difference(combined(runs, attack, metric, level), combined(runs, baseline, metric, level))
 
 
 def strongest_baseline(runs: Sequence[Scored], metric: str) -> str:
@@ -178,8 +189,8 @@ def strongest_baseline(runs: Sequence[Scored], metric: str) -> str:
 @dataclass(frozen=True)
 class Judgement:
     """The verdict on ROC AUC, what it compared (``margin`` = attack - baseline), the sample, each
-    seed's AUC of the best attack, and a ``note`` naming the best attack, any attack below a blind
-    guess and, under ``paper``, the protocol artefact."""
+    seed's AUC of the best attack, and a ``note`` naming any attack below a blind guess and, under
+    ``paper``, the protocol artefact."""
 
     verdict: Verdict
     best_attack: str
@@ -195,14 +206,15 @@ class Judgement:
 
 def judge(runs: list[Scored], protocol: str = "served") -> Judgement:
     """Best attack (mean ROC AUC over ``runs``, one per seed) against the strongest baseline."""
-    means = {key: float(np.mean([v.value for v in per_seed(runs, key, auc_metric)])) for key in runs[0].attacks}
-    a = max(means, key=means.get)
+    keys = sorted(runs[0].attacks, key=lambda k: not is_output_statistic(k))  # on a tie, the simplest attack is named
+    means = {key: float(np.mean([v.value for v in per_seed(runs, key, auc_metric)])) for key in keys}
+    a, level = max(means, key=means.get), family_level(len(keys))
     b = strongest_baseline(runs, "auc")
-    attack, baseline = combined(runs, a, "auc"), combined(runs, b, "auc")
-    margin, sample = margin_of(runs, a, b, "auc"), sample_of(runs)
+    attack, baseline = combined(runs, a, "auc", level), combined(runs, b, "auc")
+    margin, sample = margin_of(runs, a, b, "auc", level), sample_of(runs, len(keys))
     verdict = judge_attack(attack, baseline.value, margin, name_of(b), chance=0.5, sample=sample)
-    below = tuple(k for k in runs[0].attacks if combined(runs, k, "auc").high < 0.5)
-    notes = [f"best attack: {name_of(a)}"]
+    below = tuple(k for k in keys if combined(runs, k, "auc", level).high < 0.5)
+    notes = []
     if below:
         notes.append(f"below a blind guess: {', '.join(name_of(k) for k in below)}, whose assumptions do not fit this "
                      "target (not evidence of safety)")  # fmt: skip
