@@ -14,6 +14,7 @@ import pytest
 from recprivacy import Matrix
 from recprivacy.experiments.matrix.plan import ATTACKS
 from recprivacy.metrics.verdict import ATTACK_WORDS, DEFENCE_WORDS, RULE
+from rejudge import check_matrix
 
 SEQUENTIAL = {"canaries": 100, "canary_guesses": 20, "params": {"n_epochs": 1, "hidden": 16, "user_mode": "none", "max_len": 20}}
 UPLOADS = {"max_users": 40, "rounds": 1, "dim": 4, "defences": ["apm", "fdpmf", "fgerai"], "attackers": ["tree"], "seeds": 2,
@@ -183,3 +184,11 @@ def test_every_defence_change_is_the_difference_of_the_two_printed_values_and_ev
     membership = [v for v in records if v["attack"] in ("membership", "canaries")]
     assert membership and all(v["chance"] == 0.5 and v["sample"]["negatives"] > 0 for v in membership)
     assert all(v["chance"] == v["baseline"] for v in records if v["metric"] == "balanced accuracy")
+
+
+def test_every_matrix_verdict_is_rederived_by_hand_from_its_record(results):
+    """The independent re-judging of ``rejudge.py`` (apart from ``metrics.verdict``) gives every
+    attacker's word, and every defence's change is its two printed values' difference."""
+    words = check_matrix({"verdicts": results.verdicts})
+    assert len(words) == len(results.verdicts) > 0
+    assert any(r.get("change") for r in results.verdicts)

@@ -161,7 +161,7 @@ def _utility_risks(ctx: AuditContext, out: SectionWriter, k: int, users: np.ndar
         est, base, margin = paired_difference_interval(weighted_mean(value), weighted_mean(blind[m]), users)
         verdict = judge_reference(margin, RANDOM_RANKING)
         out.reference("target utility (reference, not an attack)", f"{label}@{k}", est, base, RANDOM_RANKING, margin,
-                      verdict, sample=users_sample(len(users), combined="bootstrap over users"))  # fmt: skip
+                      verdict, sample=users_sample(len(users)))  # fmt: skip
         if verdict.label == "not above":
             out.write(f"**The target's {label}@{k} is not above {RANDOM_RANKING}**: check its training before trusting "
                       "the attack results.")  # fmt: skip

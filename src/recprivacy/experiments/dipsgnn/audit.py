@@ -47,7 +47,7 @@ def utility_cost_row(out: SectionWriter, name: str, model: Any, ctx: AuditContex
     value, base, change = utility_change(model, ctx.model, ctx.data, k)
     verdict = judge_cost(change, f"the target's Recall@{k}")
     out.reference(f"{name} utility (reference, not an attack)", f"Recall@{k}", value, base, "the undefended target", change,
-                  verdict, sample=users_sample(value.n, combined="bootstrap over users"))  # fmt: skip
+                  verdict, sample=users_sample(value.n))  # fmt: skip
 
 
 def dipsgnn_section(ctx: AuditContext, out: SectionWriter) -> None:

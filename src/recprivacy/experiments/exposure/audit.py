@@ -100,7 +100,7 @@ def exposure_section(ctx: AuditContext, out: SectionWriter) -> None:
     baselines = {c: evaluate_baselines(attack.vocab_, parts["train"], parts["test"], (10,), c) for c in CANDIDATES}
     value, name, blind, margin = judged_recall(attack, parts["train"], parts["test"])
     attacked = np.unique(parts["test"].users[attack.vocab_.known_rows(parts["test"])])  # the pairs judged_recall keeps
-    sample = users_sample(len(attacked), combined="bootstrap over users")
+    sample = users_sample(len(attacked))
     out.judge("exposure leakage (recent clicks from one shown slate)", "Recall@10 (all items)", value, blind,
               f"{name} guess, 10 items", margin, attack.name, chance=None, sample=sample)  # fmt: skip
     for c in CANDIDATES:

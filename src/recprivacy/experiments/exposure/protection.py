@@ -160,7 +160,7 @@ def judge_rows(rows: list[dict]) -> list[dict]:
         else:
             _, _, change = paired_difference_interval(weighted_mean(r["pair_recall"]), weighted_mean(ref["pair_recall"]),
                                                       r["users"])  # fmt: skip
-            users = users_sample(len(np.unique(r["users"])), combined="bootstrap over users")
+            users = users_sample(len(np.unique(r["users"])))
             verdict = judge_defence(change, "Rec*@10", sample=users)
         out.append({**r, "change vs L = 0": verdict.text, CHANGE_LABEL: verdict.label})
     return out

@@ -79,7 +79,7 @@ def synthetic_release_section(ctx: AuditContext, out: SectionWriter) -> None:
     out.add_metric(f"recovery_{key}", attack[key])
     out.judge("synthetic release: item recovery", f"Recall@{o.attack_k}", value, blind,
               f"popularity guess, {o.attack_k} items", margin, f"k={o.k}, γ={o.gamma}",
-              sample=users_sample(value.n, combined="bootstrap over users"))  # fmt: skip
+              sample=users_sample(value.n))  # fmt: skip
     out.write(
         f"UPC-SDG (paper 003) replaced {s['replaced_interactions']} of {s['original_interactions']} training interactions "
         f"(k = {o.k}) by generated items within a similarity cap γ = {o.gamma} and dropped {s['dropped_interactions']} "
