@@ -293,7 +293,7 @@ def membership_reading(attack: dict, cell: list[dict], protocol: str) -> str:
     blind guess, and under ``paper`` the protocol artefact when an output statistic's interval
     reaches the best attack's and both are above the blind guess."""
     a = attack["auc"]
-    value = Estimate(a["value"], a["low"], a["high"], a["method"], a["n"])
+    value = Estimate(a["value"], a["low"], a["high"], a.get("method", "t interval over seeds"), a.get("n", attack["seeds"]))
     verdict = judge_attack(value, 0.5, value.shifted(0.5), "a blind guess (0.5)", chance=0.5)
     statistic = max((s for s in cell if _output_statistic(s)), key=lambda s: s["auc"]["value"])
     text = f"{verdict.label} against a blind guess (0.5); best output statistic {statistic['name']} {statistic['auc']['value']:.3f}"

@@ -99,11 +99,11 @@ def test_audit_report_opens_with_the_risk_summary(audit_run):
     assert audit_run.name.endswith("-audit-synthetic-bpr")
     assert [s["title"] for s in doc["sections"]][:2] == ["Risk summary", "Data and model"]
     risks = doc["tables"]["risk_summary"]
-    assert risks["columns"] == ["attack", "metric", "value [95% CI]", "baseline (name)", "margin [95% CI]", "verdict"]
+    assert risks["columns"] == ["attack", "metric", "value [95% CI]", "baseline (name)", "margin [95% CI]", "verdict", "sample"]
     assert [row[1] for row in risks["rows"]][:2] == ["Recall@10", "NDCG@10"]  # utility first, then attack sections
     recall, blind = risks["rows"][0][2:4]
     assert float(recall.split(" ")[0]) == pytest.approx(doc["metrics"]["utility/recall@10"], abs=1e-4)
-    assert blind.endswith("(random ranking, expectation)") and 0 < float(blind.split(" ")[0]) < 1
+    assert blind.endswith("(a random ranking (expectation))") and 0 < float(blind.split(" ")[0]) < 1
     attacks = {row[0] for row in risks["rows"]}
     assert any("membership" in a for a in attacks), attacks  # attack sections add their own rows
     html = (audit_run / "report.html").read_text()
