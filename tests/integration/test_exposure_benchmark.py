@@ -40,7 +40,7 @@ def test_a_resumed_protection_run_writes_the_rows_of_the_whole_one(bench, tmp_pa
     resumed = bench.load_records(cut)
     assert [{k: v for k, v in r.items() if k not in COST} for r in resumed] == [{k: v for k, v in r.items() if k not in COST} for r in records]
     text = "\n".join(bench.summary(resumed))
-    assert "reduces Rec*@10" in text or "no measurable change" in text or "backfires" in text
+    assert any(word in text for word in ("reduces Rec*@10", "no measurable change", "backfires", "not enough users"))
     assert NOT_JUDGED not in text
 
 
