@@ -189,8 +189,7 @@ def _audit_own(target: Target, base: Config, files: dict[str, Path | None], out:
     import numpy as np
 
     from recprivacy.data.exposure_table import read_exposure_table
-    from recprivacy.data.tables import read_table
-    from recprivacy.experiments.audit.files import interactions_file, read_users
+    from recprivacy.experiments.audit.files import interactions_file, read_users, user_features_file
     from recprivacy.experiments.audit.own import Audit
     from recprivacy.io import check_output_folder
     from recprivacy.models.training import use_threads
@@ -201,13 +200,13 @@ def _audit_own(target: Target, base: Config, files: dict[str, Path | None], out:
     members = read_users(files["members"], user_col) if files["members"] else frame["user_id"].unique()
     others = np.setdiff1d(frame["user_id"].unique(), members)
     test = interactions_file(files["test"], user_col, item_col) if files["test"] else None
-    features = read_table(files["user_features"]).rename(columns={user_col: "user_id"}) if files["user_features"] else None
+    features = user_features_file(files["user_features"], user_col) if files["user_features"] else None
     exposures = read_exposure_table(files["exposures"], user_col, item_col) if files["exposures"] else None
     options = dict(base.study_options)
     with use_threads(base.threads) as threads:
         results = Audit(target, frame, members, others, test=test, user_features=features, exposures=exposures,
                         sections=options.pop("sections", None), options=options, seed=base.seed, noise=base.noise,
-                        ks=base.eval.ks, name=base.name).run()  # fmt: skip
+                        ks=base.eval.ks, name=base.name, dedup=base.dataset.preprocessing.dedup).run()  # fmt: skip
     results.threads = threads
     run_dir = results.write(output)
     _print_headline(results)

@@ -32,6 +32,7 @@ def test_lists_are_served_in_rank_order_as_internal_ids(tmp_path):
         ("user_id,rank,item_id\n1,1,a\n1,x,b\n", r"lists.csv:3: rank 'x' is not a positive integer rank"),
         ("user_id,rank,item_id\n1,1,a\n1,1,b\n", r"lists.csv:3: user 1 has this rank twice"),
         ("user_id,rank,item_id\n1,1,a\n1,3,b\n", r"lists.csv: the list of user 1 skips rank 2"),
+        ("user_id,rank,item_id\n1,1,a\n2,1,a\n1,2,a\n", r"lists.csv:4: the list of user 1 holds item 'a' twice \(ranks 1 and 2\)"),
     ],
 )
 def test_bad_lists_name_the_file_line_and_what_was_expected(tmp_path, text, message):

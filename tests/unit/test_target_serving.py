@@ -51,3 +51,8 @@ def test_short_or_missing_lists_name_the_user():
         Target.from_model(lambda histories, k: [["a", "b"], ["a"]]).serve(np.array([0, 1]), 2, DATA, trained=False)
     with pytest.raises(DataError, match=r"the target returned 1 lists for 2 histories"):
         Target.from_model(lambda histories, k: [["a", "b"]]).serve(np.array([0, 1]), 2, DATA, trained=False)
+
+
+def test_an_item_served_twice_names_the_user_and_item():
+    with pytest.raises(DataError, match=r"the target returned item id 'b' twice for user 9; expected k = 2 distinct items"):
+        Target.from_model(lambda histories, k: [["a", "b"], ["b", "b"]]).serve(np.array([0, 1]), 2, DATA, trained=False)

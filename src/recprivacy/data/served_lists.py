@@ -96,6 +96,7 @@ def read_served_lists(source: str | Path | pd.DataFrame, user_col: str = "user_i
     table = pd.DataFrame({"user": frame[user_col].to_numpy(), "rank": ranks.astype(np.int64).to_numpy(),
                           "item": frame[item_col].to_numpy()})  # fmt: skip
     refuse_rows(table.duplicated(["user", "rank"]), where, f"user {{!r}} has this {rank_col} twice", table["user"])
+    _refuse_repeated_items(table, where)
     ranks_of = table.groupby("user")["rank"]
     lengths, longest = ranks_of.count(), ranks_of.max()
     gap = longest != lengths
@@ -105,3 +106,14 @@ def read_served_lists(source: str | Path | pd.DataFrame, user_col: str = "user_i
         raise DataError(f"the list of user {shown(user)!r} skips rank {first}; expected ranks 1, 2, 3, ...", where)
     items = table.pivot(index="user", columns="rank", values="item")
     return ServedLists(items, lengths.astype(np.int64), where)
+
+
+def _refuse_repeated_items(table: pd.DataFrame, where: str) -> None:
+    """``DataError`` at the line (row + 2) of the first item a user's list holds twice."""
+    repeated = table.duplicated(["user", "item"]).to_numpy()
+    if repeated.any():
+        row = int(np.argmax(repeated))
+        user, item = table["user"].iloc[row], table["item"].iloc[row]
+        first = table.loc[(table["user"] == user) & (table["item"] == item), "rank"].iloc[0]
+        raise DataError(f"the list of user {shown(user)!r} holds item {shown(item)!r} twice (ranks {first} and "
+                        f"{table['rank'].iloc[row]}); expected distinct items in a list", where, row + 2)  # fmt: skip

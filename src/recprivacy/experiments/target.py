@@ -264,7 +264,14 @@ def _internal_lists(served: Any, users: np.ndarray, k: int, histories: Interacti
     found = pd.Index(histories.item_ids).get_indexer(table.ravel())
     if (found < 0).any():
         raise DataError(f"the target returned item id {shown(table.ravel()[int(np.argmin(found))])!r}, which is not in the interactions")
-    return found.reshape(len(users), k).astype(np.int64)
+    served = found.reshape(len(users), k).astype(np.int64)
+    ordered = np.sort(served, axis=1)
+    twice = ordered[:, 1:] == ordered[:, :-1]
+    if twice.any():
+        row, col = np.argwhere(twice)[0]
+        raise DataError(f"the target returned item id {shown(histories.item_ids[ordered[row, col]])!r} twice for user "
+                        f"{shown(histories.user_ids[users[row]])!r}; expected k = {k} distinct items")  # fmt: skip
+    return served
 
 
 def _first_k(rows: np.ndarray | list[Any], k: int, users: np.ndarray, histories: Interactions) -> np.ndarray:

@@ -1,6 +1,11 @@
-"""What ``recprivacy audit --target / --members / --interactions`` read: the user's target
-named ``module:attribute``, and user ids and interactions from CSV/Parquet files (a
-``DataError`` names the file, the column and, for an empty id, the line).
+"""What ``recprivacy audit --target / --members / --interactions / --test / --user-features``
+read: the user's target named ``module:attribute``, and user ids, interactions and user
+features from CSV/Parquet files (a ``DataError`` names the file, the column and, for an empty
+id, the line).
+
+Every frame read here is *located*: its rows are indexed by file line (``line``, the header is
+line 1) and ``attrs["source"]`` names the file, so that a problem found later, when the audit
+matches the rows to its users and items (:mod:`.inputs`), is reported as ``file:line``.
 """
 
 from __future__ import annotations
@@ -46,8 +51,9 @@ def load_target(spec: str, training: bool = False) -> Target:
     return Target.from_training(obj) if training else Target.from_model(obj)
 
 
-def read_users(path: str | Path, column: str) -> np.ndarray:
-    """The user ids in column ``column`` of a CSV/Parquet file (``--members``).
+def read_users(path: str | Path, column: str) -> pd.Series:
+    """The distinct user ids in column ``column`` of a CSV/Parquet file (``--members``),
+    located (module docstring).
 
     Parameters
     ----------
@@ -58,16 +64,15 @@ def read_users(path: str | Path, column: str) -> np.ndarray:
 
     Returns
     -------
-    numpy.ndarray
+    pandas.Series
     """
-    frame = read_table(path)
-    if column not in frame.columns:
-        raise DataError(f"missing user column {column!r}; columns present: {list(frame.columns)}", path)
-    return frame[column].drop_duplicates().to_numpy()
+    frame = _id_table(path, {"--user-col": column})
+    return frame[column].drop_duplicates()
 
 
 def interactions_file(path: str | Path, user_col: str, item_col: str) -> pd.DataFrame:
-    """``user_id, item_id`` (+ ``timestamp`` / ``rating`` when present) read from ``path``.
+    """``user_id, item_id`` (+ ``timestamp`` / ``rating`` when present) read from ``path``,
+    located (module docstring).
 
     Parameters
     ----------
@@ -80,11 +85,57 @@ def interactions_file(path: str | Path, user_col: str, item_col: str) -> pd.Data
     -------
     pandas.DataFrame
     """
+    frame = _id_table(path, {"--user-col": user_col, "--item-col": item_col})
+    return _renamed(frame, {user_col: "user_id", item_col: "item_id"})
+
+
+def user_features_file(path: str | Path, user_col: str) -> pd.DataFrame:
+    """User features (``--user-features``): a ``user_id`` column (read from ``user_col``) and
+    the features, located (module docstring). Users are matched by that column alone, never by
+    row position, so a file without it is refused.
+
+    Parameters
+    ----------
+    path:
+        CSV/Parquet file, one row per user.
+    user_col:
+        The user id column.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    return _renamed(_id_table(path, {"--user-col": user_col}), {user_col: "user_id"})
+
+
+def _id_table(path: str | Path, columns: dict[str, str]) -> pd.DataFrame:
+    """The located table at ``path``, with every id column of ``columns`` (option -> column
+    name) present and never empty."""
     frame = read_table(path)
-    for option, col in (("--user-col", user_col), ("--item-col", item_col)):
+    frame.index = _lines(Path(path), len(frame))
+    frame.attrs["source"] = str(path)
+    for option, col in columns.items():
         if col not in frame.columns:
             raise DataError(f"missing column {col!r} ({option}); columns present: {list(frame.columns)}", path)
-    empty = frame[[user_col, item_col]].isna().any(axis=1).to_numpy()
+    empty = frame[list(columns.values())].isna().any(axis=1).to_numpy()
     if empty.any():
-        raise DataError(f"empty {user_col!r} or {item_col!r} value", path, int(np.argmax(empty)) + 2)
-    return frame.rename(columns={user_col: "user_id", item_col: "item_id"})
+        raise DataError(f"empty {' or '.join(map(repr, columns.values()))} value", path, int(frame.index[np.argmax(empty)]))
+    return frame
+
+
+def _lines(path: Path, rows: int) -> pd.Index:
+    """The file line of each of the ``rows`` rows read from ``path``: its non-blank lines after
+    the header for a CSV/TSV file with one line per row; else (Parquet, a quoted field holding a
+    line break) the row number + 1, as if after a header line."""
+    if path.suffix.lower() in (".csv", ".tsv"):
+        numbers = [n for n, line in enumerate(path.read_bytes().splitlines()[1:], start=2) if line.strip()]
+        if len(numbers) == rows:
+            return pd.Index(numbers, name="line")
+    return pd.RangeIndex(2, rows + 2, name="line")
+
+
+def _renamed(frame: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    """``frame`` with the id columns renamed as ``names`` says; a column that already bears a
+    new name but is not an id column is dropped (it would be a second id column)."""
+    clashing = [new for new in names.values() if new in frame.columns and new not in names]
+    return frame.drop(columns=clashing).rename(columns=names)

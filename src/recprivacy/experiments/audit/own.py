@@ -14,7 +14,10 @@ The audit runs :func:`recprivacy.experiments.audit.study.audit_prepared`, the co
   ``rating`` columns);
 * ``test`` / ``valid``: rows of ``interactions`` held out of the members' training (test: the
   utility section's ground truth; valid: masked like training items). The target's training
-  data are the members' other rows, matched by (user, item) pair;
+  data are the members' other rows, matched by (user, item) pair; rows that match no member's
+  interaction are dropped and counted (an error when all are);
+* repeated (user, item) rows of ``interactions`` are dropped, the latest kept, as
+  ``dataset.preprocessing.dedup`` (``dedup``, default true) says, or refused when it is false;
 * ``members`` / ``non_members``: original user ids of users the target was / was not trained on;
 * ``exposures``: what the target logged it showed users and what they clicked, an ``ExposureLog``
   (e.g. ``data.registry.load_exposure("mind")``) or a table ``user_id, slate_id (or time),
@@ -38,7 +41,8 @@ from recprivacy.data.exposure import ExposureLog
 from recprivacy.data.exposure_table import read_exposure_table
 from recprivacy.data.served_lists import shown
 from recprivacy.errors import ConfigError, DataError, RecPrivacyError
-from recprivacy.experiments.audit.inputs import Table, as_interactions, features_by_internal_id, held_rows, internal_users
+from recprivacy.experiments.audit.inputs import (Table, as_interactions, check_list_ids, deduplicated, features_by_internal_id,
+                                                 held_rows, internal_users)
 from recprivacy.experiments.audit.plan import AuditOptions, plan_sections
 from recprivacy.experiments.audit.study import audit_prepared
 from recprivacy.experiments.results import Results
@@ -61,7 +65,8 @@ class Audit:
     test, valid:
         Rows of ``interactions`` held out of the members' training (optional).
     user_features:
-        Frame indexed by original user id (or with a ``user_id`` column), e.g. ``gender``, ``age``.
+        Frame with a ``user_id`` column of original user ids (or an index named ``user_id``) and
+        the features, e.g. ``gender``, ``age``; rows are matched to users by that id, never by position.
     exposures:
         Logged exposures: an ``ExposureLog``, or a file or frame ``user_id, slate_id, item_id, clicked``.
     sections:
@@ -77,12 +82,15 @@ class Audit:
         Cut-offs of the utility metrics.
     name:
         Name of the run (its folder is ``<time>-<name>``).
+    dedup:
+        ``dataset.preprocessing.dedup``: drop repeated (user, item) rows of ``interactions``,
+        keeping the latest (default), or refuse them (False).
     """
 
     def __init__(self, target: Target, interactions: Table, members: Sequence[Any], non_members: Sequence[Any] = (),
                  *, test: Table | None = None, valid: Table | None = None, user_features: pd.DataFrame | None = None,
                  exposures: ExposureLog | pd.DataFrame | str | Path | None = None, sections: Sequence[str] | None = None, options: dict[str, dict] | None = None, seed: int = 0,
-                 noise: str = "secure", ks: Sequence[int] = (10, 20), name: str = "audit") -> None:  # fmt: skip
+                 noise: str = "secure", ks: Sequence[int] = (10, 20), name: str = "audit", dedup: bool = True) -> None:  # fmt: skip
         self.target = target
         self.interactions = interactions
         self.members = members
@@ -97,6 +105,7 @@ class Audit:
         self.noise = noise
         self.ks = ks
         self.name = name
+        self.dedup = dedup
 
     def run(self) -> Results:
         """Prepare the data, fit a training target, run every section whose inputs are present.
@@ -112,7 +121,7 @@ class Audit:
         check_cutoffs(self.ks, data)
         model = {"name": self.target.algorithm, "params": self.target.params} if self.target.algorithm else {}
         config = load_config(base={"name": self.name, "study": "audit", "seed": self.seed, "noise": self.noise,
-                                   "dataset": {"name": data.full.name},
+                                   "dataset": {"name": data.full.name, "preprocessing": {"dedup": self.dedup}},
                                    "model": model, "eval": {"ks": list(self.ks)}, "study_options": study_options})  # fmt: skip
         results = new_results(config)
         results.config["target"] = {"kind": self.target.kind, "description": self.target.description}
@@ -131,9 +140,11 @@ class Audit:
 
     # ------------------------------------------------------------------ data
     def _prepare(self) -> PreparedData:
-        full = as_interactions(self.interactions, "interactions")
+        full = deduplicated(as_interactions(self.interactions, "interactions"), self.interactions, self.dedup)
         if self.user_features is not None:
             full = replace(full, user_features=features_by_internal_id(self.user_features, full))
+        if self.target.lists is not None:
+            check_list_ids(self.target.lists, full)
         check_not_degenerate(full)
         members = internal_users(self.members, full, "members")
         outsiders = internal_users(self.non_members, full, "non_members")
@@ -141,7 +152,10 @@ class Audit:
         if len(both):
             raise DataError(f"user id {shown(full.user_ids[both[0]])!r} is both a member and a non-member; expected disjoint sets",
                             "non_members")  # fmt: skip
-        held = {part: held_rows(table, full, part) for part, table in (("test", self.test), ("valid", self.valid))}
+        held = {}
+        for part, table in (("test", self.test), ("valid", self.valid)):
+            held[part], record = held_rows(table, full, members, part)
+            full = full.with_step("hold_out", **record) if record else full
         member_rows = np.isin(full.users, members)
         train = full.select(member_rows & ~(held["test"] | held["valid"]))
         exposures = self.exposures
