@@ -259,9 +259,14 @@ def synthesize(
     files, LightGCN train.txt); OUT/private/ holds what undoes the protection (replacement map, privacy record)."""
     with user_errors():
         settings = _command_config(config, default_synthesize_config(), dataset, data_dir, None, set_ or [])
+        from recprivacy.data.registry import dataset_inputs
+        from recprivacy.defenses.upcsdg import RELEASE_FOLDERS
         from recprivacy.experiments.upcsdg import synthesize as synthesize_release
+        from recprivacy.io import check_output_folder
         from recprivacy.models.training import use_threads
 
+        inputs = dataset_inputs(settings.dataset.name, settings.dataset.data_dir)  # --data-dir and the dataset's folder
+        check_output_folder(out, inputs=inputs, writes=RELEASE_FOLDERS)  # before any data is loaded
         with use_threads(settings.threads):
             release = synthesize_release(settings, out, privacy, k, gamma)
         s = release.summary
@@ -286,10 +291,11 @@ def devices(
     each device owner only their own file, then run the study with --engine flower and study_options.superlink."""
     with user_errors():
         loaded = load_config(config, set_ or [], updates=_thread_updates())
+        from recprivacy.data.registry import dataset_inputs
         from recprivacy.experiments.federated.devices import FOLDER, study_devices, write_device_folder
         from recprivacy.io import check_output_folder
 
-        inputs = [Path(loaded.dataset.data_dir)] if loaded.dataset.data_dir else []
+        inputs = dataset_inputs(loaded.dataset.name, loaded.dataset.data_dir)
         check_output_folder(out, inputs=inputs, writes=[FOLDER])  # before any data is loaded
         found, manifest = study_devices(loaded)
         folder = write_device_folder(found, manifest, out, inputs)

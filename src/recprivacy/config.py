@@ -20,7 +20,8 @@ how it is prepared, the model, the evaluation cut-offs, the seed and where the r
     study_options: {}            # validated by the study's own options model
 
 Every section forbids unknown keys, so a typo fails at once with one line naming the key, where
-it is (file and line, or the ``--set`` override) and the allowed keys; enumerations are
+it is (file and line, or the ``--set`` override) and the allowed keys; a key given twice in one
+mapping of the file is refused at the line of its second occurrence; enumerations are
 ``Literal`` types so the message lists the allowed values. ``noise`` says where the randomness
 of every privacy mechanism comes from: ``secure`` (operating-system entropy, the default) or
 ``simulation`` (seeded by ``seed``, so a study repeats exactly, but it protects nobody);
@@ -297,9 +298,30 @@ def _read_text(path: Path) -> str:
         raise ConfigError(f"{path}: cannot read config: {_one_line(err)}") from None
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A ``SafeLoader`` that refuses a mapping giving a key twice (PyYAML keeps the last one
+    silently, so ``noise: secure`` followed by ``noise: simulation`` would run seeded noise).
+    Keys merged in with ``<<`` may still be overridden, as YAML intends."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first_line: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, typing.Hashable):  # SafeConstructor reports it below
+                continue
+            if key in first_line:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} appears twice in one mapping (first on line {first_line[key]}); "
+                    "expected each key once", key_node.start_mark)  # fmt: skip
+            first_line[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
 def _parse_yaml(text: str, source: str) -> dict[str, Any]:
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: plain data only
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

@@ -5,10 +5,11 @@ into place (``os.replace``), so a reader never sees half a file and a crash leav
 New files get the permissions the process's umask gives (``0644`` under the usual ``022``),
 whichever writer made them.
 
-``check_output_folder`` is called by every command *before* any work: an output that is a
-file, that is (or lies inside) an input folder, or that already holds a file the command would
-write is refused with one line, so no input is ever overwritten and no finished training is
-lost to a late ``--out`` error.
+``check_output_folder`` is called by every command *before* any work: a missing input, an
+output that is a file, that is (or lies inside) an input folder, that already holds a file the
+command would write, or that cannot be written (a probe file is created and removed) is
+refused with one line, so no input is ever overwritten and no finished training is lost to a
+late ``--out`` error. A new folder beside an input *file* is accepted.
 
 A folder is written the same way: into a hidden *staging* folder beside it
 (``.<name>.partial-<host>-<pid>-<random>``, see ``staging_folder``) that is renamed into place
@@ -20,6 +21,7 @@ liveness cannot be checked). Readers refuse a staging folder (``is_staging``).
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import socket
@@ -28,7 +30,7 @@ import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
-from recprivacy.errors import ConfigError
+from recprivacy.errors import ConfigError, DataError
 
 __all__ = [
     "check_output_folder",
@@ -72,6 +74,43 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+def _resolved(path: Path, label: str) -> Path:
+    """``path`` made absolute with its links followed; a symbolic link loop on the way is a
+    ``ConfigError`` naming ``label`` (pathlib raises ``RuntimeError`` or ``OSError(ELOOP)``)."""
+    try:
+        return path.expanduser().resolve()
+    except (RuntimeError, OSError) as err:
+        if isinstance(err, OSError) and err.errno != errno.ELOOP:
+            raise
+        raise ConfigError(f"{label}: is a symbolic link loop (the link leads back to itself); "
+                          "expected a real file or folder, or a link to one") from None  # fmt: skip
+
+
+def _input_folder(source: str | Path) -> Path | None:
+    """The resolved folder an input is, or None for a file input; a missing input is a
+    ``DataError`` naming it (so it is not mistaken for an output problem)."""
+    path = _resolved(Path(source), str(source))
+    if not path.exists():
+        raise DataError("not found (no such file or folder); expected an existing input (the dataset file or folder, "
+                        "or another file this command reads)", source)  # fmt: skip
+    return path if path.is_dir() else None
+
+
+def _check_writable(target: Path, label: str) -> None:
+    """Create and remove a probe file where ``target``'s files will go: in ``target``, or in its
+    nearest existing ancestor when it does not exist yet (the folder it will be created in).
+    An actual file is made, so a read-only file system is caught even for root."""
+    folder = next(p for p in (target, *target.parents) if p.exists())
+    if not folder.is_dir():
+        raise ConfigError(f"{label}: {folder} is a file, so no folder can be created under it; expected a folder path")
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".recprivacy-write-probe-", dir=folder)
+    except OSError as err:
+        raise ConfigError(f"{label}: cannot create files in {folder} ({err.strerror}); expected a writable folder") from None
+    os.close(handle)
+    os.unlink(probe)
+
+
 def check_output_folder(
     out: str | Path,
     *,
@@ -86,9 +125,9 @@ def check_output_folder(
     out:
         The folder the command will write into (it may not exist yet).
     inputs:
-        Files or folders the command reads. ``out`` may not be one of them, lie inside one
-        of them (for a file input: inside its folder), or contain one of them among the names
-        in ``writes``.
+        Files or folders the command reads; each must exist. ``out`` may not be an input
+        folder or lie inside one. A new folder beside a file input is a normal place for output
+        (what would clash with an input is caught by ``writes``).
     writes:
         Names, relative to ``out``, of the files or folders the command creates. If any of
         them already exists the folder is refused (nothing is ever overwritten).
@@ -97,22 +136,26 @@ def check_output_folder(
 
     Raises
     ------
+    DataError
+        An input does not exist: one line naming it.
     ConfigError
-        One line naming the option, the path and what was expected.
+        One line naming the option, the path and what was expected: ``out`` is a file, an
+        input folder or inside one, holds one of ``writes``, or cannot be written (checked by
+        creating and removing a probe file); or ``out`` or an input is a symbolic link loop.
     """
-    target = Path(out).expanduser().resolve()
+    inputs = list(inputs)
+    folders = [_input_folder(source) for source in inputs]
+    label = f"{option} {out}"
+    target = _resolved(Path(out), label)
     if target.exists() and not target.is_dir():
-        raise ConfigError(f"{option} {out}: is an existing file; expected a folder (new or holding no output of this command)")
-    for source in inputs:
-        source_path = Path(source).expanduser().resolve()
-        folder = source_path if source_path.is_dir() else source_path.parent
-        if _inside(target, folder):
-            raise ConfigError(f"{option} {out}: is inside the input {source}; choose a folder outside the input data")
+        raise ConfigError(f"{label}: is an existing file; expected a folder (new or holding no output of this command)")
+    for source, folder in zip(inputs, folders):
+        if folder is not None and _inside(target, folder):
+            raise ConfigError(f"{label}: is inside the input {source}; choose a folder outside the input data")
     existing = sorted(name for name in writes if (target / name).exists())
     if existing:
-        raise ConfigError(
-            f"{option} {out}: already holds {', '.join(existing)}; choose a new or empty folder (nothing is overwritten)"
-        )
+        raise ConfigError(f"{label}: already holds {', '.join(existing)}; choose a new or empty folder (nothing is overwritten)")
+    _check_writable(target, label)
     return target
 
 

@@ -192,12 +192,12 @@ def test_out_that_is_a_file_is_refused_before_any_work(command, tmp_path, monkey
 
 def test_out_inside_the_dataset_folder_is_refused(tmp_path, monkeypatch):
     monkeypatch.delenv("RECPRIVACY_QUIET")
-    data = tmp_path / "data"
+    data = tmp_path / "data"  # a dataset folder (RecBole atomic files); beside a file input is a normal output
     data.mkdir()
-    (data / "ratings.csv").write_text("user_id,item_id\n1,1\n1,2\n2,1\n2,2\n")
-    result = invoke("audit", "--dataset", data / "ratings.csv", "--out", data / "runs")
-    assert_one_line_error(result, "is inside the input", str(data / "ratings.csv"))
-    assert [p.name for p in data.iterdir()] == ["ratings.csv"]
+    (data / "data.inter").write_text("user_id:token\titem_id:token\n1\t1\n1\t2\n2\t1\n2\t2\n")
+    result = invoke("audit", "--dataset", data, "--out", data / "runs")
+    assert_one_line_error(result, "is inside the input", str(data))
+    assert [p.name for p in data.iterdir()] == ["data.inter"]
 
 
 def test_next_run_removes_a_dead_writers_staging_folder_and_keeps_a_live_one(tmp_path):

@@ -197,15 +197,18 @@ def _folder(spec: DatasetSpec, data_dir: str | Path | None, download: bool) -> P
 
 def dataset_inputs(name: str | Path, data_dir: str | Path | None = None) -> list[Path]:
     """The file or folder ``load_dataset(name, data_dir)`` would read, found without loading
-    (empty for ``synthetic`` and for a named dataset not found yet), so a command can refuse
-    an output inside its input before any work."""
+    (none for ``synthetic`` and for a named dataset not found yet), and ``data_dir`` itself when
+    it is a folder (the user named it as input; a dataset under it is only one of its entries),
+    so a command can refuse an output inside its input before any work."""
+    root = None if data_dir is None else Path(data_dir).expanduser()
+    given = [root] if root is not None and root.is_dir() else []
     if name == "synthetic":
-        return []
+        return given
     spec = _spec_or_path(name)
     if isinstance(spec, Path):
-        return [spec]
+        return [spec, *given]
     folder = find_data_dir(spec.name, data_dir)
-    return [] if folder is None else [folder]
+    return [*given, *([] if folder is None else [folder])]
 
 
 def _spec_or_path(name: str | Path) -> DatasetSpec | Path:

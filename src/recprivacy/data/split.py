@@ -116,6 +116,26 @@ def temporal_split(
     return _split_by_rank(data, data.order(), bounds, method="temporal", leave_last=leave_last, n_parts=n_parts)
 
 
+def leave_last_shortfall(data: Interactions, leave_last: int, n_parts: int = 2) -> tuple[int, int]:
+    """``(short, users)``: of the ``users`` with interactions, how many have fewer than
+    ``(n_parts - 1) * leave_last + 1`` rows, so that ``temporal_split(data, leave_last=...,
+    n_parts=...)`` keeps only their first row for training and holds out less than asked."""
+    counts = data.user_counts()
+    counts = counts[counts > 0]
+    return int((counts < (n_parts - 1) * leave_last + 1).sum()), len(counts)
+
+
+def largest_leave_last(data: Interactions, n_parts: int = 2) -> int:
+    """The largest ``leave_last`` that at least half of the users with interactions have rows
+    for (their full hold-out and one training row); 0 when not even ``leave_last=1`` is."""
+    counts = data.user_counts()
+    counts = np.sort(counts[counts > 0])[::-1]
+    if not len(counts):
+        return 0
+    rows = int(counts[(len(counts) + 1) // 2 - 1])  # at least half of the users have this many rows
+    return (rows - 1) // (n_parts - 1)
+
+
 def user_partition(
     data: Interactions, fractions: Mapping[str, float], seed: int = 0, min_interactions: int = 0
 ) -> dict[str, np.ndarray]:

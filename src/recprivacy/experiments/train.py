@@ -7,7 +7,9 @@ Steps (each timed in ``Results.timings``):
    config seed; ``temporal``: by time). A degenerate dataset (fewer than 2 users or 2 items
    with interactions, or a split that leaves no test interaction) is refused with a
    ``DataError``, and so is a cut-off in ``eval.ks`` above the catalogue size
-   (``check_cutoffs``, a ``ConfigError``): both would report perfect, meaningless metrics;
+   (``check_cutoffs``, a ``ConfigError``): both would report perfect, meaningless metrics; a
+   ``leave_last`` most users are too short for is a ``ConfigError`` (``check_leave_last``),
+   and the report says how many users it cut short otherwise (``describe_split``);
 3. fit the model on train, with the validation split driving early stopping where the model
    supports it (``model.params.seed`` defaults to the config seed);
 4. full-ranking evaluation on test over all items, each user's training *and validation*
@@ -29,7 +31,7 @@ from recprivacy.data.exposure import ExposureLog
 from recprivacy.data.interactions import Interactions
 from recprivacy.data.preprocess import preprocess
 from recprivacy.data.registry import load_dataset
-from recprivacy.data.split import random_split, temporal_split, user_partition
+from recprivacy.data.split import largest_leave_last, leave_last_shortfall, random_split, temporal_split, user_partition
 from recprivacy.errors import ConfigError, DataError
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results, register_study
@@ -66,6 +68,7 @@ def prepare_data(config: Config, results: Results) -> PreparedData:
         p = ds.preprocessing
         data = preprocess(data, implicit_threshold=p.implicit_threshold, kcore=p.kcore, min_user=p.min_user, dedup=p.dedup)
     check_not_degenerate(data)
+    check_leave_last(data, ds.split)
     with results.timed("split", f"{data.n_users} users x {data.n_items} items, {len(data)} interactions"):
         train, valid, test = split_data(data, ds.split, config.seed)
     if len(test) == 0:
@@ -85,6 +88,36 @@ def check_not_degenerate(data: Interactions) -> None:
     if users < 2 or items < 2:
         raise DataError(f"{users} user(s) and {items} item(s) with interactions after preprocessing; "
                         "expected at least 2 of each to train and evaluate a recommender", data.name)  # fmt: skip
+
+
+def check_leave_last(data: Interactions, split: SplitConfig) -> None:
+    """``ConfigError`` naming ``dataset.split.leave_last`` when most users have too few
+    interactions for it: they would keep one training row and hold out less than it says."""
+    if split.leave_last is None:
+        return
+    k = split.leave_last
+    short, users = leave_last_shortfall(data, k, n_parts=3)
+    if 2 * short <= users:
+        return
+    best = largest_leave_last(data, n_parts=3)
+    expected = f"leave_last <= {best} for this dataset" if best else "kind: random (most users have fewer than 3 interactions)"
+    raise ConfigError(f"dataset.split.leave_last={k}: {short} of {users} users of {data.name} have fewer than {2 * k + 1} "
+                      f"interactions ({k} test + {k} validation + 1 training), so they would keep 1 training row; "
+                      f"expected {expected}")  # fmt: skip
+
+
+def describe_split(data: Interactions, split: SplitConfig) -> str:
+    """The split as it was made, for the report: with ``leave_last``, how many users were too
+    short for it (they keep their first interaction for training and hold out the rest)."""
+    if split.leave_last is None:
+        return f"{split.kind} split {list(split.ratios)}"
+    k = split.leave_last
+    short, users = leave_last_shortfall(data, k, n_parts=3)
+    text = f"temporal split: each user's last {k} interactions held out for test and the {k} before them for validation"
+    if short:
+        text += (f" ({short} of {users} users have fewer than {2 * k + 1} interactions: they keep only their first "
+                 "for training and hold out the rest, test first)")  # fmt: skip
+    return text
 
 
 def check_cutoffs(ks: Sequence[int], data: PreparedData) -> None:
@@ -148,8 +181,7 @@ def describe_target(config: Config, data: PreparedData, model: Recommender, resu
         results.add_table("model_params", ["parameter", "value"], _param_rows(model), f"{type(model).__name__} hyperparameters"),
     ]
     text, figures = _training_summary(model, results)
-    split = config.dataset.split
-    how = f"{split.kind} split " + (f"(last {split.leave_last} per user held out)" if split.leave_last else f"{list(split.ratios)}")
+    how = describe_split(data.full, config.dataset.split)
     title = "Data and model"
     threads = f"Thread budget: {thread_budget()} of {available_cores()} cores."
     results.add_section(title, f"Dataset `{data.full.name}`, {how}. Model `{config.model.name}`. {text} {threads}", tables,
