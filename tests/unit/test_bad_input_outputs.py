@@ -114,10 +114,12 @@ def _refused_before_loading(monkeypatch, tmp_path: Path, args: list[str]) -> str
 
 
 def _inputs(tmp: Path) -> None:
-    """``input/ratings.csv``, ``loop.csv`` (a link to itself), ``datasets/ml-100k/`` (named, via --data-dir)."""
+    """``input/ratings.csv``, ``loop.csv`` and ``loop`` (links to themselves), ``datasets/ml-100k/`` (named, via
+    --data-dir)."""
     (tmp / "input").mkdir()
     (tmp / "input" / "ratings.csv").write_text(SMALL)
     (tmp / "loop.csv").symlink_to("loop.csv")
+    (tmp / "loop").symlink_to("loop")
     (tmp / "datasets" / "ml-100k").mkdir(parents=True)
     (tmp / "datasets" / "ml-100k" / "u.data").write_text("1\t10\t5\t881250949\n")
 
@@ -135,6 +137,7 @@ PATH_CASES = [
     # (id, command line (--out {tmp}/runs unless given), the exact error line)
     ("train-dataset-is-a-link-loop", ["train", "--dataset", "{tmp}/loop.csv"], LOOP),
     ("audit-dataset-is-a-link-loop", ["audit", "--dataset", "{tmp}/loop.csv"], LOOP),
+    ("train-dataset-bare-name-is-a-link-loop", ["train", "--dataset", "loop"], LOOP.replace("{tmp}/loop.csv", "loop")),
     ("train-dataset-file-missing", ["train", "--dataset", "{tmp}/gone.csv"], MISSING.replace("{suffix}", ".csv")),
     ("audit-dataset-folder-missing", ["audit", "--dataset", "{tmp}/gone"], MISSING.replace("{suffix}", "")),
     ("synthesize-dataset-file-missing", ["synthesize", "--dataset", "{tmp}/gone.csv"], MISSING.replace("{suffix}", ".csv")),
@@ -155,6 +158,7 @@ PATH_CASES = [
 @pytest.mark.parametrize(("args", "error"), [c[1:] for c in PATH_CASES], ids=[c[0] for c in PATH_CASES])
 def test_bad_paths_are_refused_before_loading(tmp_path, monkeypatch, args, error):
     _inputs(tmp_path)
+    monkeypatch.chdir(tmp_path)  # for a bare name
     assert _refused_before_loading(monkeypatch, tmp_path, args) == error.format(tmp=tmp_path)
 
 

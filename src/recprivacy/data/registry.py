@@ -214,14 +214,14 @@ def dataset_inputs(name: str | Path, data_dir: str | Path | None = None) -> list
 def _spec_or_path(name: str | Path) -> DatasetSpec | Path:
     """A dataset name's spec, or ``name`` as a path: a Path object, text with a folder
     separator or a table / atomic-file suffix, or an existing file or folder that is not
-    also a dataset name."""
+    also a dataset name (or a symbolic link, even a broken one: the path is then named as such)."""
     path = Path(name)
     if isinstance(name, Path) or os.sep in name or path.suffix in (*_TABLE_SUFFIXES, ".inter", ".gz"):
         return path
     try:
         return dataset_spec(name)
     except ConfigError:
-        if path.exists():
+        if path.exists() or path.is_symlink():
             return path
         raise
 
