@@ -39,7 +39,7 @@ def test_membership_section_attacks_the_audited_target():
                                    "(history statistic: mean item popularity)"))  # fmt: skip
     assert "membership/served/popular_overlap/auc" in results.metrics
     # 45 non-members: TPR at 1% FPR is not a number, and a secondary row carries no verdict word
-    assert attacks[1][2] == "not resolvable with n = 45" and attacks[1][5].startswith("secondary metric")
+    assert attacks[1][2] == "not resolvable with n = 45" and attacks[1][5].startswith("secondary (the verdict is on ROC AUC)")
     # the paper protocol's popular list is separated by a statistic of the lists as well as by the MLP
     assert results.metrics["membership/paper/mlp/auc"] > 0.7
     assert "the signal is the protocol" in attacks[3][5] and "(Bonferroni)" in attacks[3][6]

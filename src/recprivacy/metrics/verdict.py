@@ -198,4 +198,4 @@ def judge_cost(change: Estimate, what: str) -> Verdict:
 
 def secondary(primary_metric: str) -> Verdict:
     """The verdict cell of a secondary metric: no word of its own (module docstring)."""
-    return Verdict(SECONDARY, f"secondary metric (shown for scale): the verdict is on {primary_metric}")
+    return Verdict(SECONDARY, f"secondary (the verdict is on {primary_metric})")

@@ -232,8 +232,10 @@ def _artefact(runs: list[Scored], best: str, attack: Estimate) -> list[str]:
     statistic = combined(runs, top, "auc")
     matches = top == best or margin_of(runs, best, top, "auc").low <= 0
     if matches and attack.low > 0.5 and statistic.low > 0.5:
-        return [f"the {name_of(top)} ({statistic.value:.3f}) does as well: under the paper protocol the signal is the "
-                "protocol (non-members get the popular list), not memorisation"]  # fmt: skip
+        who = "a statistic of the lists is the best attack" if top == best else \
+            f"the {name_of(top)} ({statistic.value:.3f}) does as well"
+        return [f"{who}: under the paper protocol the signal is the protocol (non-members get the popular list), "
+                "not memorisation"]  # fmt: skip
     return []
 
 
