@@ -18,7 +18,7 @@ import platform
 import time
 from pathlib import Path
 
-from recprivacy.attacks.membership import LabOptions
+from recprivacy.experiments.membership.lab import LabOptions
 from recprivacy.data.registry import load_dataset
 from recprivacy.experiments.membership.compare import name_of, protocol_records, summarise_records
 

@@ -5,7 +5,7 @@ lists."""
 import numpy as np
 import pytest
 
-from recprivacy.attacks.membership import AttackSpec, LabOptions, MembershipLab
+from recprivacy.experiments.membership.lab import AttackSpec, LabOptions, MembershipLab
 from recprivacy.data.synthetic import make_synthetic
 from recprivacy.defenses.popularity_randomization import PopularityRandomization
 from recprivacy.errors import ConfigError

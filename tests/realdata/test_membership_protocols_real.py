@@ -4,7 +4,7 @@ CI version of ``benchmarks/membership_protocols.py``: 2 seeds, 4 references, few
 import numpy as np
 import pytest
 
-from recprivacy.attacks.membership import LabOptions
+from recprivacy.experiments.membership.lab import LabOptions
 from recprivacy.data.registry import load_dataset
 from recprivacy.experiments.membership.compare import protocol_records
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from recprivacy.attacks.membership import LabOptions, MembershipLab
+from recprivacy.experiments.membership.lab import LabOptions, MembershipLab
 from recprivacy.data.interactions import Interactions
 from recprivacy.data.synthetic import make_synthetic
 from recprivacy.defenses.upcsdg import FrozenEmbeddings, PrivacyPreferences

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from recprivacy.attacks.membership import AttackSpec, LabOptions, MembershipLab
+from recprivacy.experiments.membership.lab import AttackSpec, LabOptions, MembershipLab
 from recprivacy.attacks.membership.calibrated import (
     lira_offline_scores,
     lira_scores,

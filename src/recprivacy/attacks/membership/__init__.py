@@ -7,8 +7,11 @@ Modules, in pipeline order:
 * :mod:`.lists`: the top-k lists members and non-members receive, and their HR@k;
 * :mod:`.features`: user features (Origin, Concat, Hadamard, Similarity);
 * :mod:`.attack_models`: the MLP attack, the K-Means baseline, scikit-learn classifiers;
-* :mod:`.grid`: :class:`MembershipLab`, which runs any set of :class:`AttackSpec` settings
-  (Assumptions I-III, sweeps, the defence) training each recommender once.
+* :mod:`.list_statistics`, :mod:`.references`, :mod:`.calibrated`: training-free statistics of a
+  list and of a history, reference recommenders, LiRA and RMIA.
+
+The study runner that composes them (``MembershipLab`` and its ``AttackSpec``) is orchestration
+and lives with the membership study, in ``recprivacy.experiments.membership.lab``.
 """
 
 from recprivacy.attacks.membership.attack_models import KMeansAttack, MLPAttack, SklearnAttack, make_attack
@@ -19,14 +22,13 @@ from recprivacy.attacks.membership.features import (
     recommendation_weights,
     user_features,
 )
-from recprivacy.attacks.membership.grid import AttackOutcome, AttackSpec, LabOptions, MembershipLab
 from recprivacy.attacks.membership.item_vectors import fit_item_vectors, load_item_vectors, save_item_vectors
 from recprivacy.attacks.membership.lists import hit_rate, popular_lists, popularity_ranking
 from recprivacy.attacks.membership.partition import Group, Partition, partition_dataset
 
 __all__ = [
-    "FEATURE_METHODS", "WEIGHTINGS", "AttackOutcome", "AttackSpec", "Group", "KMeansAttack", "LabOptions",
-    "MLPAttack", "MembershipLab", "Partition", "SklearnAttack", "fit_item_vectors", "hit_rate", "load_item_vectors",
+    "FEATURE_METHODS", "WEIGHTINGS", "Group", "KMeansAttack",
+    "MLPAttack", "Partition", "SklearnAttack", "fit_item_vectors", "hit_rate", "load_item_vectors",
     "make_attack", "origin_features", "partition_dataset", "popular_lists", "popularity_ranking",
     "recommendation_weights", "save_item_vectors", "user_features",
 ]

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import PositiveInt
 
-from recprivacy.attacks.membership import AttackSpec as LabSpec
-from recprivacy.attacks.membership import LabOptions, MembershipLab
+from recprivacy.experiments.membership.lab import AttackSpec as LabSpec
+from recprivacy.experiments.membership.lab import LabOptions, MembershipLab
 from recprivacy.config import Config, StudyOptions
 from recprivacy.experiments.audit import AuditContext
 from recprivacy.experiments.matrix.cells import Cell, Judged, membership_judged

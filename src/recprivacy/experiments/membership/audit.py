@@ -51,7 +51,7 @@ import numpy as np
 from pydantic import Field, PositiveInt, field_validator
 from pydantic_core import PydanticCustomError
 
-from recprivacy.attacks.membership import AttackSpec, LabOptions, MembershipLab
+from recprivacy.experiments.membership.lab import AttackSpec, LabOptions, MembershipLab
 from recprivacy.attacks.membership.partition import Partition
 from recprivacy.attacks.membership.protocols import PROTOCOLS
 from recprivacy.config import StudyOptions

@@ -27,7 +27,7 @@ import numpy as np
 from sklearn.decomposition import PCA
 from sklearn.manifold import TSNE
 
-from recprivacy.attacks.membership import AttackSpec, LabOptions, MembershipLab
+from recprivacy.experiments.membership.lab import AttackSpec, LabOptions, MembershipLab
 from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.popularity_randomization import PopularityRandomization
 from recprivacy.experiments.kit import Cell, CellResult, Measurement, measurements

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from recprivacy.attacks.membership import AttackSpec, LabOptions
+from recprivacy.experiments.membership.lab import AttackSpec, LabOptions
 from recprivacy.data.interactions import Interactions
 from recprivacy.experiments.kit import Bench, Cell, CellResult
 from recprivacy.experiments.membership.cells import SECONDS, MembershipGrid, hit_rate_key, plan_cells, randomizer, setting_spec

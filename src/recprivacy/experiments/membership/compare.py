@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from recprivacy.attacks.membership import AttackSpec, LabOptions, MembershipLab
+from recprivacy.experiments.membership.lab import AttackSpec, LabOptions, MembershipLab
 from recprivacy.attacks.membership.list_statistics import TRIVIAL
 from recprivacy.attacks.membership.protocols import PROTOCOLS
 from recprivacy.data.interactions import Interactions

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from recprivacy.attacks.membership import AttackSpec
+from recprivacy.experiments.membership.lab import AttackSpec
 from recprivacy.experiments.membership.options import MembershipOptions
 
 #: experiment -> the paper's table or figure it reproduces

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from recprivacy.attacks.membership import AttackSpec
-from recprivacy.attacks.membership.grid import ALGORITHM_LETTERS, DATASET_LETTERS, letter
+from recprivacy.experiments.membership.lab import AttackSpec
+from recprivacy.experiments.membership.lab import ALGORITHM_LETTERS, DATASET_LETTERS, letter
 from recprivacy.experiments.membership import paper
 from recprivacy.experiments.membership.plan import Plan, base_spec
 from recprivacy.experiments.membership.renderer import BAL, Renderer

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from recprivacy.attacks.membership import AttackSpec
+from recprivacy.experiments.membership.lab import AttackSpec
 from recprivacy.experiments.membership import paper
 from recprivacy.experiments.membership.plan import Plan, base_spec
 from recprivacy.experiments.membership.renderer import BAL, Renderer

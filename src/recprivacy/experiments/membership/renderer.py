@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from recprivacy.attacks.membership import AttackSpec
+from recprivacy.experiments.membership.lab import AttackSpec
 from recprivacy.experiments.membership.collect import Collected
 from recprivacy.experiments.membership.options import MembershipOptions
 from recprivacy.experiments.membership.plan import EXPERIMENTS, base_spec

@@ -22,7 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from recprivacy.attacks.membership import AttackSpec, LabOptions, MembershipLab, popular_lists, popularity_ranking, user_features
+from recprivacy.attacks.membership import popular_lists, popularity_ranking, user_features
+
+from recprivacy.experiments.membership.lab import AttackSpec, LabOptions, MembershipLab
 from recprivacy.attacks.membership.lists import personalised_lists
 from recprivacy.attacks.recovery import PopularityGuess, ReplacementRecoveryAttack, recovery_metrics
 from recprivacy.config import Config

@@ -1,4 +1,5 @@
-"""The grid runner: every knowledge setting of paper 001 from recommenders trained once.
+"""The membership lab: every knowledge setting of paper 001 from recommenders trained once (the
+study runner of the membership study; the attacks it composes live in ``attacks.membership``).
 
 An :class:`AttackSpec` names one attack: the shadow (dataset, algorithm), the target
 (dataset, algorithm), the list length ``k``, the item-vector size ``l``, the recommendation
