@@ -115,7 +115,8 @@ def test_dpmf_and_upcsdg_membership_cells_have_an_adaptive_attacker(results):
     for defence in ("dpmf_eps1", "upcsdg_g0.5"):
         cells = _cells(results, defence, "membership")
         assert set(cells) == {"frozen", "adaptive"}, cells
-        assert all(0 <= c["value"] <= 1 and c["baseline"] == 0.5 for c in cells.values())
+        # the audit's strongest attack against the strongest baseline: a blind guess or a history statistic
+        assert all(0 <= c["value"] <= 1 and c["baseline"] >= 0.5 for c in cells.values())
 
 
 def test_the_matrix_writes_its_figures_and_csv(results, tmp_path):

@@ -3,14 +3,11 @@
 *adaptive* one (knows the defence and retrains on defended data), each judged by
 ``metrics.verdict.judge_attack`` against the strongest blind guess on the same metric and k.
 
-* ``membership`` (paper 001): whether a user was in the target's training data, from the top-k
-  list it serves them, by the membership lab of ``experiments.membership`` (its shadow of the
-  target's algorithm, its item vectors and MLP attack, its partition of held-out users), under
-  the ``served`` protocol (non-members get the target's own lists). A defence that retrains
-  the target is attacked by a frozen shadow of the undefended algorithm and by an adaptive
-  shadow trained under the defence (``matrix.membership``); Popularity Randomization has nothing
-  to replace under ``served`` and its cell says so. The ROC AUC of
-  the lab's scores gets a bootstrap interval here and is judged against 0.5.
+* ``membership`` (paper 001, ``matrix.membership``): whether a user was in the target's training
+  data, from the top-k list it serves them, under the ``served`` protocol: every attack of the
+  audit's membership section (MLP, LiRA, RMIA, statistics of the lists), judged as the audit
+  judges them (the strongest attack against the strongest baseline), frozen and adaptive;
+  Popularity Randomization has nothing to replace under ``served`` and its cell says so.
 * ``attribute``: the attribute of users who did not disclose it, from the top-k lists they
   are served (multi-hot), by the better of the configured attackers trained on the users who
   did; balanced accuracy against a blind guess's ``1 / C`` (``federated.classes.judge_class_metric``).
@@ -51,7 +48,8 @@ from recprivacy.metrics.verdict import Sample, Verdict, judge_attack, judge_defe
 @dataclass(frozen=True)
 class Judged:
     """One attacker's success on one cell, its baseline, the verdict of ``judge_attack`` and what
-    it was judged with: a blind guess's value on the metric (``chance``) and who was attacked."""
+    it was judged with: a blind guess's value on the metric (``chance``), who was attacked and,
+    where the attacker ran several attacks, the strongest one's name (``attack``)."""
 
     value: Estimate
     baseline: float
@@ -60,12 +58,14 @@ class Judged:
     verdict: Verdict
     chance: float | None = None
     sample: Sample | None = None
+    attack: str = ""
 
     def record(self) -> dict[str, Any]:
         """The numbers the verdict was judged on and the verdict (``Results.verdicts``)."""
         return {"value": self.value.to_dict(), "baseline": self.baseline, "baseline_name": self.baseline_name,
                 "margin": self.margin.to_dict(), "label": self.verdict.label, "text": self.verdict.text,
-                "chance": self.chance, "sample": self.sample.to_dict() if self.sample is not None else None}  # fmt: skip
+                "chance": self.chance, "sample": self.sample.to_dict() if self.sample is not None else None,
+                "strongest_attack": self.attack}  # fmt: skip
 
 
 @dataclass
@@ -145,15 +145,6 @@ def defence_change(defended: Judged, undefended: Judged, attack: str) -> Change:
     samples = [s for s in (defended.sample, undefended.sample) if s is not None]
     sample = min(samples, key=lambda s: s.smallest, default=None)
     return Change(a.value, b.value, change, judge_defence(change, attack, sample=sample))
-
-
-# ---------------------------------------------------------------------------- membership
-
-
-def membership_judged(outcome: Any) -> Judged:
-    """A membership lab outcome (its target users' scores and labels) judged by ROC AUC."""
-    auc = auc_interval(outcome.labels, outcome.scores)
-    return judged(auc, 0.5, "chance (0.5)", auc.shifted(0.5), chance=0.5, sample=labelled_sample(outcome.labels))
 
 
 # ---------------------------------------------------------------------------- attribute

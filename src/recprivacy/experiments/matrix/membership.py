@@ -17,7 +17,7 @@ Popularity Randomization replaces the popular list paper 001 gives non-members; 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import PositiveInt
 
@@ -25,7 +25,8 @@ from recprivacy.experiments.membership.lab import AttackSpec as LabSpec
 from recprivacy.experiments.membership.lab import LabOptions, MembershipLab
 from recprivacy.config import Config, StudyOptions
 from recprivacy.experiments.audit import AuditContext
-from recprivacy.experiments.matrix.cells import Cell, Judged, membership_judged
+from recprivacy.experiments.matrix.cells import Cell, Judged
+from recprivacy.experiments.membership.compare import Scored, judge, name_of, score_all
 from recprivacy.experiments.matrix.plan import ATTACKS, not_applicable
 from recprivacy.experiments.matrix.world import World
 from recprivacy.experiments.membership.audit import audit_partition
@@ -49,6 +50,7 @@ class MembershipCellOptions(StudyOptions):
     k: PositiveInt = 100
     n_factors: PositiveInt = 100
     min_interactions: PositiveInt = 20
+    n_references: PositiveInt = 8
 
 
 def membership_column(config: Config, options: MatrixOptions, data: PreparedData, worlds: list[World]) -> None:
@@ -58,15 +60,16 @@ def membership_column(config: Config, options: MatrixOptions, data: PreparedData
     partition = audit_partition(ctx, o.min_interactions, config.seed)
     name, algorithm = data.full.name, config.model.name
     lab_options = LabOptions(min_interactions=o.min_interactions, item_coverage="init", holdout="none",
-                             model_params={algorithm: dict(config.model.params)})  # fmt: skip
+                             model_params={algorithm: dict(config.model.params)}, n_references=o.n_references)  # fmt: skip
     targets = {(name, "target", algorithm if w is worlds[0] else w.spec.key): w.model for w in worlds}
+    refits = {w.spec.key: w.refit for w in worlds if w.refit is not None}
     lab = MembershipLab({name: data.full}, lab_options, seed=config.seed, partitions={name: partition},
-                        randomize=randomizer(options.popularity_alpha, config.noise), models=targets,
-                        factories={w.spec.key: w.refit for w in worlds if w.refit is not None})  # fmt: skip
+                        randomize=randomizer(options.popularity_alpha, config.noise), models=targets, factories=refits,
+                        trainers={key: _reference_trainer(refit, config.seed) for key, refit in refits.items()})  # fmt: skip
     k = min(o.k, data.full.n_items - int(data.full.user_counts().max()))
 
     def judged_run(shadow: str, target: str) -> Judged:
-        return membership_judged(lab.run(LabSpec((name, shadow), (name, target), k=k, n_factors=o.n_factors)))
+        return strongest(lab, LabSpec((name, shadow), (name, target), k=k, n_factors=o.n_factors))
 
     for world in worlds:
         if (why := not_applicable(ATTACK, world.spec)) is not None:
@@ -87,3 +90,22 @@ def membership_column(config: Config, options: MatrixOptions, data: PreparedData
                 world.cells["membership"] = Cell(frozen, None, "adaptive not run: the row gives no way to train a shadow under its defence")
             else:
                 world.cells["membership"] = Cell(frozen, judged_run(world.spec.key, world.spec.key))
+
+
+def _reference_trainer(refit: Any, seed: int) -> Any:
+    """``train(interactions, index) -> recommender``: a reference trained under the defence."""
+    return lambda train, index: refit(train, seed * 1000 + index + 1)
+
+
+def strongest(lab: MembershipLab, spec: LabSpec) -> Judged:
+    """Every attack the audit runs on ``spec``'s targets (the calibrated ones only when shadow
+    and target are trained the same way), judged as the audit judges them: the strongest attack
+    by ROC AUC against the strongest baseline, named in the cell."""
+    if spec.shadow == spec.target:
+        scored = score_all(lab, spec)
+    else:
+        outcome = lab.run(spec)
+        scored = Scored(outcome.labels, {"mlp": outcome.scores, **lab.output_statistic_scores(spec)}, lab.history_scores(spec))
+    j = judge([scored])
+    return Judged(j.attack, j.baseline.value, name_of(j.best_baseline), j.margin, j.verdict, 0.5, j.sample,
+                  attack=name_of(j.best_attack))

@@ -50,7 +50,8 @@ def change_text(change: Change) -> str:
 def cell_headline(cell: Cell, change: Change | None) -> str:
     """The stronger attacker's value [95% CI], which attacker it is and its verdict word, then
     the defence's change: the printed value minus the printed undefended value."""
-    text = f"{_fmt(cell.best)} {cell.best_name}, {cell.best.verdict.label}"
+    which = f"{cell.best_name} {cell.best.attack}" if cell.best.attack else cell.best_name
+    text = f"{_fmt(cell.best)} {which}, {cell.best.verdict.label}"
     return f"{text}; {change_text(change)}" if change else text
 
 
