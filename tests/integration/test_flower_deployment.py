@@ -63,7 +63,7 @@ def test_a_signal_during_a_flower_study_stops_every_process_and_leaves_no_run_fi
                              start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         # signalled as round 1 starts, while the ClientApps that tell the server their user run: they must go too
-        assert _wait_for(tmp_path / "tmp", "recprivacy-flower-*/logs/run.log", "[ROUND 1/", study), "the run did not reach round 1"
+        assert _wait_for(tmp_path / "tmp", ".recprivacy-flower*/logs/run.log", "[ROUND 1/", study), "the run did not reach round 1"
         started = _processes_of(tmp_path / "tmp")
         assert len(started) > 4  # the SuperLink, the 2 SuperNodes, their superexecs, flwr run...
         study.send_signal(sig)
@@ -75,7 +75,7 @@ def test_a_signal_during_a_flower_study_stops_every_process_and_leaves_no_run_fi
     assert _wait_for_none(lambda: _processes_of(tmp_path / "tmp")) == []  # no SuperLink, SuperNode, ClientApp or flwr run outlives it
     # nor any run file: the device files (the users' data), the server's record of Θ and the uploads, the run config,
     # the logs (SIGTERM's default action would have skipped every cleanup)
-    assert sorted(p.name for p in (tmp_path / "tmp").glob("recprivacy-flower-*")) == []
+    assert sorted(p.name for p in (tmp_path / "tmp").glob(".recprivacy-flower*")) == []
 
 
 def _wait_for(folder: Path, pattern: str, marker: str, proc: subprocess.Popen, limit: float = 300) -> bool:

@@ -16,6 +16,7 @@ from recprivacy.defenses.upcsdg.generation import assign_replacements
 from recprivacy.defenses.upcsdg.selection import PairBatch
 from recprivacy.defenses.upcsdg.similarity import ItemSimilarity
 from recprivacy.errors import ConfigError
+from recprivacy.privacy.randomness import DrawRecord
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +91,7 @@ def test_sampled_softmax_over_the_whole_catalogue_is_the_full_softmax(train, emb
 class _WholeCatalogue(UPCSDG):
     """Export over pools that hold every item each user has not interacted with."""
 
-    def _export_pools(self) -> CandidatePools:
+    def _export_pools(self, noise: DrawRecord) -> CandidatePools:
         owned = self.csr_.toarray() != 0
         table = np.full(owned.shape, NO_ITEM)
         for u, row in enumerate(owned):
@@ -114,7 +115,7 @@ def test_pooled_release_keeps_every_promise(train, embeddings):
     prefs = PrivacyPreferences(np.full(train.n_users, 0.4), gamma, np.ones(train.n_users, bool))
     model = UPCSDG(n_epochs=2, batch_users=8, seed=0, pool_size=16, noise="simulation").fit(train, embeddings, prefs)
     assert model.pool_ == 16
-    release, pools = model.generate(), model._export_pools()
+    release, pools = model.generate(), model._export_pools(DrawRecord(model.noise_source()))
     table, csr = release.replacements, train.to_csr()
     assert not table.duplicated(["user", "replacement_item"]).any()
     for u, v in table[["user", "replacement_item"]].itertuples(index=False):

@@ -19,12 +19,10 @@ on the simulator only too.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -105,10 +103,11 @@ def train_federation(sim: FederatedSimulator, method: Method, rounds: int, eval_
     if engine == "simulator":
         return _simulate(sim, rounds, eval_every, attack_all, desc)
     from recprivacy.federated.flower_app.device import devices
+    from recprivacy.federated.flower_app.guard import private_folder
     from recprivacy.federated.flower_app.run import run_flower
     spec = app_spec(sim, method, rounds + 1, eval_rounds(rounds, eval_every), attack_all, wave_size)
-    with tempfile.TemporaryDirectory(prefix="recprivacy-flower-") as tmp:
-        log = run_flower(engine, spec, devices(sim.raw_features, sim.train_csr), Path(tmp), superlink, _SHARED.get())
+    with private_folder("recprivacy-flower") as tmp:  # the device files, the server's record: users' data
+        log = run_flower(engine, spec, devices(sim.raw_features, sim.train_csr), tmp, superlink, _SHARED.get())
     users = by_workload(log.users[rounds + 1], sim.train_csr)
     rows = np.searchsorted(log.users[rounds + 1], users)
     attack = RoundUploads(rounds + 1, users, log.last_before, {k: v[rows] for k, v in log.last_uploads.items()})

@@ -11,6 +11,9 @@ slates, synthetic releases) draws from a generator handed out here, in one of tw
   study repeats exactly. It is for experiments and tests only: anyone who knows the seed can
   replay the noise and undo the protection, and every report says so (``describe``).
 
+``DrawRecord`` hands out a source's generators and tells afterwards whether any was drawn
+from: a result made without a draw is the same in every run, whatever the mode.
+
 Randomness that protects nobody (initialisation, negative sampling, data splits, attacker
 training) stays seeded by the model's own ``seed`` and does not come from here.
 
@@ -26,7 +29,7 @@ from __future__ import annotations
 import secrets
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 import numpy as np
@@ -115,6 +118,43 @@ class NoiseSource:
         if isinstance(statements, PrivacyStatement):
             return replace(statements, noise=self.describe())
         return {label: self.stamp(s) for label, s in statements.items()}
+
+
+Generator = TypeVar("Generator", np.random.Generator, "torch.Generator")
+
+
+def _state(generator: np.random.Generator | torch.Generator) -> bytes:
+    """The state of a numpy or torch generator, as bytes."""
+    if isinstance(generator, np.random.Generator):
+        return repr(generator.bit_generator.state).encode()
+    return generator.get_state().numpy().tobytes()
+
+
+@dataclass
+class DrawRecord:
+    """A ``NoiseSource``'s generators, handed out as the source hands them out, and whether any
+    of them has been drawn from since (``drawn``: its state moved). A result made without a
+    draw does not depend on the noise at all: every secure run gives the same one."""
+
+    source: NoiseSource
+    handed: list[tuple[np.random.Generator | torch.Generator, bytes]] = field(default_factory=list)
+
+    def generator(self, *stream: StreamId) -> np.random.Generator:
+        """``source.generator(*stream)``, recorded."""
+        return self._keep(self.source.generator(*stream))
+
+    def torch_generator(self, *stream: StreamId) -> torch.Generator:
+        """``source.torch_generator(*stream)``, recorded."""
+        return self._keep(self.source.torch_generator(*stream))
+
+    @property
+    def drawn(self) -> bool:
+        """Whether a generator handed out has been drawn from."""
+        return any(_state(generator) != state for generator, state in self.handed)
+
+    def _keep(self, generator: Generator) -> Generator:
+        self.handed.append((generator, _state(generator)))
+        return generator
 
 
 class NoiseMixin:

@@ -107,7 +107,7 @@ from recprivacy.defenses.upcsdg.similarity import SIM_MODES, ItemSimilarity
 from recprivacy.errors import ConfigError, DataError, NotFittedError
 from recprivacy.models.training import TrainingHistory, fit_epochs, minibatches
 from recprivacy.privacy.accounting import PrivacyStatement
-from recprivacy.privacy.randomness import NoiseMixin, check_mode
+from recprivacy.privacy.randomness import DrawRecord, NoiseMixin, check_mode
 
 SELECTIONS = ("attention", "random")
 REPLACEMENTS = ("generator", "random", "fixed")
@@ -117,6 +117,8 @@ AUTO_POOL = 512
 """Pool size of ``pool_size="auto"`` on a catalogue of more than ``2 * AUTO_POOL`` items."""
 AUTO_TRAIN_USERS = 10_000
 """Users sampled for training by ``train_users="auto"`` when the pool is in use and more users have items."""
+NO_DRAW = "none: no random draw; the same data, preferences, features and seed give the same release (noise {mode}: unused)"
+"""The release's ``method["noise"]`` when its export drew nothing from the noise source (``generate``)."""
 
 
 def similarity_hinge(similarity: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
@@ -217,6 +219,9 @@ class UPCSDG(NoiseMixin):
         training items unless ``train_users`` sampled them).
     history_:
         ``TrainingHistory`` (mean training loss per epoch).
+    drew_:
+        Whether the last ``generate`` drew from the noise source (``privacy.randomness.DrawRecord``);
+        its release's ``method["noise"]`` says ``NO_DRAW`` when it did not.
     """
 
     def __init__(
@@ -296,9 +301,10 @@ class UPCSDG(NoiseMixin):
         """The synthetic dataset: selection on every user's items, then replacements."""
         if not hasattr(self, "counts_"):
             raise NotFittedError("UPCSDG is not fitted yet: call fit(train, embeddings, preferences) first")
-        users, originals, order = self._select_all()
-        pools = self._export_pools()
-        scores, over_cap = self._export_scores(users, originals, pools), self._over_cap(users, originals, pools)
+        noise = DrawRecord(self.noise_source())
+        users, originals, order = self._select_all(noise)
+        pools = self._export_pools(noise)
+        scores, over_cap = self._export_scores(users, originals, pools, noise), self._over_cap(users, originals, pools)
         if self.candidates == "authors":
             exclude = "zero" if self.replacement == "generator" else "inf"
             replacements = authors_replacements(originals, scores, exclude, blocked=over_cap)
@@ -309,6 +315,7 @@ class UPCSDG(NoiseMixin):
         o, r = torch.from_numpy(originals[found]), torch.from_numpy(replacements[found])
         f_sim[found] = self.similarity_.of_items(o, r).numpy()
         cosine[found] = self.similarity_.cosine(o, r).numpy()
+        self.drew_ = noise.drawn
         return build_release(self.train_, users, originals, replacements, order, self.preferences_,
                              f_sim, cosine, self._method())
 
@@ -419,10 +426,10 @@ class UPCSDG(NoiseMixin):
         return similarity_hinge(self.similarity_.pairs(originals, q_v), gamma), utility_loss(p_u, q_v)
 
     # ------------------------------------------------------------------ export
-    def _select_all(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _select_all(self, noise: DrawRecord) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Selected ``(users, originals, order)`` of every user, grouped by user, ascending
         attention (``order`` = position within the user)."""
-        rng = self.noise_source().generator(1)
+        rng = noise.generator(1)
         active = np.flatnonzero(np.diff(self.csr_.indptr) > 0)
         users, originals = [], []
         block = max(self.batch_users, 1024)
@@ -449,17 +456,18 @@ class UPCSDG(NoiseMixin):
             return AUTO_POOL if auto and n_items > 2 * AUTO_POOL else None
         return None if self.pool_size is None or self.pool_size >= n_items else int(self.pool_size)
 
-    def _export_pools(self) -> CandidatePools | None:
+    def _export_pools(self, noise: DrawRecord) -> CandidatePools | None:
         """Each user's candidate pool at export (``candidates.py``), None to score every item."""
         if self.pool_ is None:
             return None
-        return CandidatePools.build(self.csr_, self.embeddings_.items, self.pool_, self.noise_source().generator("pools"))
+        return CandidatePools.build(self.csr_, self.embeddings_.items, self.pool_, noise.generator("pools"))
 
-    def _export_scores(self, users: np.ndarray, originals: np.ndarray, pools: CandidatePools | None):
+    def _export_scores(self, users: np.ndarray, originals: np.ndarray, pools: CandidatePools | None,
+                       source: DrawRecord):
         """Candidate scores of selected pairs by index (over every item, or over each pair's
         user's pool), for ``assign_replacements``."""
         emb = self.embeddings_
-        noise = self.noise_source().torch_generator("export")
+        noise = source.torch_generator("export")
         users_t, originals_t = torch.from_numpy(users), torch.from_numpy(originals)
 
         def scores(pairs: torch.Tensor) -> torch.Tensor:
@@ -509,5 +517,5 @@ class UPCSDG(NoiseMixin):
         if self.replacement == "fixed":
             method["fixed_similarity"] = self.fixed_similarity
         method["epochs_trained"] = len(self.history_.losses)
-        method["noise"] = self.noise_source().describe()
+        method["noise"] = self.noise_source().describe() if self.drew_ else NO_DRAW.format(mode=self.noise)
         return method

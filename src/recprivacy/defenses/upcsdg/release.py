@@ -33,8 +33,16 @@ protection, so it must never sit beside the released data):
 * ``private/`` (mode 0700), what undoes the protection and must be kept: ``replacements.csv``,
   ``dropped.csv``, ``privacy_per_user.csv``, ``privacy_summary.json`` and ``config.yaml``.
 
-Both are built in a temporary folder inside the output and renamed into place, ``private/``
-first, so a failed write never leaves a partial ``public/``.
+Both are built in a staging folder inside the output (``.release.partial-<host>-<pid>-<random>``,
+``recprivacy.io.staging_folder``, mode 0700) and renamed into place, ``private/`` first, so a
+failed write never leaves a partial ``public/`` and nothing beside ``public/`` looks like a
+release. A writer killed before the renames (SIGKILL) leaves its staging folder, which holds
+the replacement map: the next ``write_release`` into the same folder deletes it once its writer
+is dead (``io.remove_stale_staging``).
+
+``PAUSE_VAR``, for tests only: when it names a FIFO, ``write_release`` opens it for reading once
+the staging folder is complete, before the renames, and waits there for a writer (a kill test
+stops the process at that point).
 """
 
 from __future__ import annotations
@@ -42,7 +50,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,10 +64,13 @@ from recprivacy.data.interactions import Interactions
 from recprivacy.data.loaders.recbole import write_recbole
 from recprivacy.defenses.upcsdg.generation import NO_CANDIDATE
 from recprivacy.defenses.upcsdg.preferences import PrivacyPreferences
-from recprivacy.io import check_output_folder, write_text_atomic
+from recprivacy.io import check_output_folder, remove_stale_staging, staging_folder, write_text_atomic
 
 RELEASE_FOLDERS = ("public", "private")
 """The folders ``write_release`` creates under its output folder."""
+
+PAUSE_VAR = "RECPRIVACY_TEST_PAUSE_RELEASE"
+"""Tests only: a FIFO ``write_release`` waits on before its renames (module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -213,18 +223,30 @@ def write_release(release: SyntheticRelease, folder: str | Path, name: str | Non
                   config: Mapping[str, Any] | None = None) -> dict[str, Path]:
     """Write ``folder/public/`` and ``folder/private/`` (see module docstring); ``config`` (the
     run's settings) goes to ``private/config.yaml``. Refuses a ``folder`` that already holds
-    either. Returns ``{"public": path, "private": path}``."""
+    either, and first deletes the staging folders of dead writers in it. Returns
+    ``{"public": path, "private": path}``."""
     out = check_output_folder(folder, writes=RELEASE_FOLDERS)
     out.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".release-", dir=out))
+    remove_stale_staging(out)
+    staging = staging_folder(out, "release")
+    staging.mkdir(mode=0o700)
     try:
         _write_public(release, staging / "public", name or release.data.name)
         _write_private(release, staging / "private", config)
+        _pause_for_tests()
         for part in ("private", "public"):
             os.rename(staging / part, out / part)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return {part: out / part for part in RELEASE_FOLDERS}
+
+
+def _pause_for_tests() -> None:
+    """Wait for a writer on the FIFO ``PAUSE_VAR`` names, if it names one (module docstring)."""
+    fifo = os.environ.get(PAUSE_VAR)
+    if fifo:
+        with open(fifo, "rb") as pause:
+            pause.read()
 
 
 def _write_public(release: SyntheticRelease, folder: Path, name: str) -> None:

@@ -9,6 +9,7 @@ over the users with a replaced item (``judged_recovery``).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +81,9 @@ def synthesize(config: Config, out: str | Path, privacy: str | Path | None, k: f
     Before any work: the settings, the output folder (not an input, not holding ``public/`` or
     ``private/``, not a file) and the preferences file are checked. Features: the configured
     model fitted on the configured training split (early stopping on its validation split).
-    Generator: trained on, and applied to, every interaction. ``privacy`` names a CSV/JSON
-    preferences file; ``k`` and ``gamma`` are the defaults for users it omits.
+    Generator: trained on, and applied to, every interaction; whether its randomness changed the
+    release is checked (``checked_randomness``). ``privacy`` names a CSV/JSON preferences file;
+    ``k`` and ``gamma`` are the defaults for users it omits.
     """
     options = validate_options(UPCSDGOptions, config.study_options)
     k, gamma = check_unit_interval(k, "k"), check_unit_interval(gamma, "gamma")
@@ -94,9 +96,34 @@ def synthesize(config: Config, out: str | Path, privacy: str | Path | None, k: f
              else PrivacyPreferences.uniform(data.full.n_users, k, gamma))
     features = FrozenEmbeddings.from_model(fit_model(config, data, results))
     model = UPCSDG(**{**options.generator, "seed": config.seed, "noise": config.noise})
-    release = model.fit(data.full, features, prefs).generate()
+    release = checked_randomness(model.fit(data.full, features, prefs))
     write_release(release, out, f"{data.full.name}-upcsdg", config.to_dict())
     return release
+
+
+def checked_randomness(model: UPCSDG) -> SyntheticRelease:
+    """``model``'s release, its ``method["noise"]`` saying whether the randomness changed it.
+
+    An export that drew nothing says so itself (``defenses.upcsdg.model.NO_DRAW``). Secure
+    draws may still change nothing (sampled pool items that never win, a Gumbel draw that never
+    overturns an argmax), which cannot be known without trying: a second export from the same
+    model with fresh draws (one more export's time) is compared with the release, and the
+    statement says how many released interactions differ, or that none did. Simulation draws
+    are seeded and say so already.
+    """
+    release = model.generate()
+    if model.noise != "secure" or not model.drew_:
+        return release
+    changed = np.setdiff1d(_keys(release.data), _keys(model.generate().data)).size
+    note = (f"; a second export with fresh draws changed {changed:,} of the {len(release.data):,} released interactions"
+            if changed else "; but a second export with fresh draws gave the same release: the draws may not change it")
+    method = {**release.summary["method"], "noise": release.summary["method"]["noise"] + note}
+    return replace(release, summary={**release.summary, "method": method})
+
+
+def _keys(data: Interactions) -> np.ndarray:
+    """Each interaction of ``data`` as one number, ``user * n_items + item``."""
+    return data.users.astype(np.int64) * data.n_items + data.items
 
 
 def dataset_inputs(config: Config) -> list[Path]:

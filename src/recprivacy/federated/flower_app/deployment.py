@@ -30,7 +30,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -45,6 +44,7 @@ import torch
 from recprivacy.errors import RecPrivacyError
 from recprivacy.federated.flower_app import FLOWER_ENV
 from recprivacy.federated.flower_app.device import Device, federation_tag
+from recprivacy.federated.flower_app.guard import owner_environment, private_folder, reap_leftovers, start_watchdog, stop_watchdog
 from recprivacy.federated.flower_app.server import ServerLog
 from recprivacy.federated.flower_app.spec import AppSpec
 
@@ -61,8 +61,9 @@ def flower_environment(home: Path) -> dict[str, str]:
     ``home``, this interpreter's scripts first on ``PATH`` (the SuperLink starts helpers) and,
     unless the environment says otherwise, one OpenMP thread per process (a device trains a
     batch of one, and a wave of ClientApps with torch's default threads each oversubscribes
-    the machine's cores)."""
-    env = {"OMP_NUM_THREADS": "1", **os.environ, **FLOWER_ENV, "FLWR_HOME": str(home)}
+    the machine's cores). It names this process as the owner (``guard.owner_environment``), so
+    whatever Flower starts can be found and stopped should this process die without cleaning up."""
+    env = {"OMP_NUM_THREADS": "1", **os.environ, **FLOWER_ENV, **owner_environment(), "FLWR_HOME": str(home)}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
 
@@ -129,7 +130,12 @@ class LocalFederation:
     study first, so the temporary folders around the run (the server's record of Θ and the
     uploads, the run config, the logs) are deleted too, and then ends the process by the signal.
     A study stopped by ``kill`` or Ctrl-C leaves no SuperLink, SuperNode, ClientApp or run file
-    behind, and ends as it would have ended without the federation."""
+    behind, and ends as it would have ended without the federation.
+
+    A study that dies without cleaning up (SIGKILL) is cleaned up after: entering first kills
+    what dead studies left (``guard.reap_leftovers``) and starts this process's watchdog
+    (``guard.start_watchdog``), which kills every process of the federation once this process
+    has died and deletes its private folders (``guard.private_folder``); ``stop`` ends it."""
 
     def __init__(self, device_files: list[Path], workdir: Path, timeout: float = 120.0, attempts: int = 3,
                  host: str = "127.0.0.1") -> None:  # fmt: skip
@@ -143,11 +149,14 @@ class LocalFederation:
         self.supernodes: list[subprocess.Popen] = []
         self.address = ""
         self.processes: list[subprocess.Popen] = []  # every process launched, stored at once for a signal handler
+        self.watchdog: subprocess.Popen | None = None
         self.previous_handlers: dict[int, object] = {}
 
     def __enter__(self) -> "LocalFederation":
+        reap_leftovers()
         self._install_handlers()
         try:
+            self.watchdog = start_watchdog()
             port, self.superlink = self._start({"superlink": lambda p: [
                 "flower-superlink", "--insecure", "--host", self.host, "--port", str(p),
                 "--disable-runtime-dependency-installation"]})["superlink"]
@@ -261,7 +270,9 @@ class LocalFederation:
         raise RecPrivacyError(f"flower engine: {what}; see {self.workdir / 'logs' / (name + '.log')}")
 
     def stop(self) -> None:
+        """Stop every process started, then the watchdog (safe to call again)."""
         stop_groups(self.processes)
+        stop_watchdog(self.watchdog)
 
 
 def stop_groups(procs: list[subprocess.Popen], grace: float = 10.0) -> None:
@@ -389,6 +400,7 @@ def run_deployment(spec: AppSpec, devices: list[Device], workdir: Path, superlin
 
 
 def _start_kept(stack: ExitStack, devices: list[Device], timeout: float) -> str:
-    """Start a local deployment of ``devices`` in a temporary folder, both left to ``stack``."""
-    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="recprivacy-flower-federation-")))
+    """Start a local deployment of ``devices`` in a private folder (``guard.private_folder``),
+    both left to ``stack``."""
+    folder = stack.enter_context(private_folder("recprivacy-flower-federation"))
     return stack.enter_context(LocalFederation(write_devices(devices, folder / "devices"), folder, timeout)).address
