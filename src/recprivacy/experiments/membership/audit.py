@@ -25,9 +25,11 @@ Who plays which part:
 * the adversary's recommenders (shadow and references, ``adversary_trainer``): of the target's
   algorithm when the target can be retrained (a built-in model or a training function;
   Assumption I), or of ``shadow_algorithm``, a built-in algorithm the adversary picks because
-  it does not know the target's (Assumption II). The option makes the section run for targets
-  that cannot be retrained (logged lists, a fitted model without its training function), and
-  overrides Assumption I for any target; the report names the algorithm;
+  it does not know the target's (Assumption II); the option overrides Assumption I for any
+  target. A target that cannot be retrained (logged lists, a fitted model without its training
+  function) and names none gets the candidate (``MIMIC_CANDIDATES``) whose lists agree most with
+  the target's for the held-out users (``mimicry``, issue 47); the report names the algorithm
+  and every candidate's agreement;
 * ``seeds`` repeats all of it with new groups and shadows (``seed``, ``seed + 1``, ...); every
   number is combined over the seeds the same way (mean, t interval) and each seed's value is
   kept; the verdict is on ROC AUC, the best attack against the strongest baseline
@@ -48,6 +50,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 from pydantic import Field, PositiveInt, field_validator
 from pydantic_core import PydanticCustomError
 
@@ -94,8 +97,46 @@ class MembershipAuditOptions(StudyOptions):
 
 
 def shadow_supplied(o: MembershipAuditOptions) -> set[str]:
-    """The ``shadow`` input, when the options name the adversary's own algorithm."""
-    return {"shadow"} if o.shadow_algorithm else set()
+    """The ``shadow`` input: the options name the adversary's own algorithm, or the section picks
+    it by mimicry (``mimicry``) when the target cannot be retrained."""
+    return {"shadow"}
+
+
+#: the algorithms an adversary who does not know the target's tries, most agreeing first (issue 47)
+MIMIC_CANDIDATES = ("itemcf", "als", "bpr", "lfm", "lightgcn")
+
+
+def list_agreement(a: np.ndarray, b: np.ndarray, n_items: int) -> float:
+    """Mean overlap@k of two ``[n, k]`` lists of the same users: ``mean_u |A_u ∩ B_u| / k``."""
+    n, k = a.shape
+    rows = np.repeat(np.arange(n), k)
+    left = sparse.csr_matrix((np.ones(n * k), (rows, a.ravel())), shape=(n, n_items))
+    right = sparse.csr_matrix((np.ones(n * k), (rows, b.ravel())), shape=(n, n_items))
+    return float(left.multiply(right).sum() / (n * k))
+
+
+def mimicry(ctx: AuditContext, o: MembershipAuditOptions, seed: int) -> dict[str, float]:
+    """Agreement (``list_agreement``) of each of ``MIMIC_CANDIDATES``, trained on the auditor's
+    training data, with the target's lists for the held-out users served from their histories:
+    the adversary's shadow is the algorithm that serves most like the target."""
+    users = eligible_heldout(ctx, o.min_interactions)
+    histories = ctx.data.full.take_users(users)
+    target = ctx.target.serve(np.arange(len(users)), o.k, histories, trained=False)
+    out = {}
+    for name in MIMIC_CANDIDATES:
+        model = make_model(name, seed=seed).fit(ctx.data.train)
+        lists = np.asarray(model.recommend_histories(histories, o.k), dtype=np.int64)
+        out[name] = list_agreement(target, lists, ctx.data.full.n_items)
+    return out
+
+
+def choose_shadow(ctx: AuditContext, o: MembershipAuditOptions) -> tuple[MembershipAuditOptions, dict[str, float]]:
+    """``o`` with the shadow algorithm chosen by ``mimicry`` when the target cannot be retrained
+    and none is named (the agreements, empty otherwise)."""
+    if o.shadow_algorithm is not None or ctx.target.can_retrain:
+        return o, {}
+    agreement = mimicry(ctx, o, ctx.config.seed)
+    return o.model_copy(update={"shadow_algorithm": max(agreement, key=agreement.get)}), agreement
 
 
 def fit_membership_options(o: MembershipAuditOptions, data: PreparedData) -> tuple[MembershipAuditOptions, list[str]]:
@@ -124,8 +165,16 @@ def adversary_trainer(ctx: AuditContext, o: MembershipAuditOptions, seed: int) -
     return None
 
 
-def adversary_text(ctx: AuditContext, o: MembershipAuditOptions) -> str:
-    """Which recommenders the adversary trained, and whether they share the target's algorithm."""
+def adversary_text(ctx: AuditContext, o: MembershipAuditOptions, agreement: dict[str, float]) -> str:
+    """Which recommenders the adversary trained, whether they share the target's algorithm and,
+    when chosen by mimicry, every candidate's agreement with the target."""
+    if agreement:
+        k = o.k
+        tried = ", ".join(f"`{n}` {v:.3f}" for n, v in sorted(agreement.items(), key=lambda kv: -kv[1]))
+        return (f"The target's algorithm is unknown, so the adversary's shadow and reference recommenders are "
+                f"`{o.shadow_algorithm}`, chosen by mimicry: of the candidates trained on the auditor's data, its lists "
+                f"agree most with the target's lists for the held-out users (mean overlap@{k}: {tried}). "
+                "`--shadow-model NAME` forces another.")  # fmt: skip
     if o.shadow_algorithm is not None:
         return (f"The adversary's shadow and reference recommenders are `{o.shadow_algorithm}`, the adversary's own "
                 "choice and not the target's algorithm (paper 001, Assumption II: the adversary does not know how the "
@@ -177,7 +226,7 @@ def run_seed(ctx: AuditContext, o: MembershipAuditOptions, seed: int) -> SeedRun
 
 def membership_section(ctx: AuditContext, out: SectionWriter) -> None:
     """Run the attacks against the audited target under both protocols, and the defence."""
-    o: MembershipAuditOptions = ctx.options
+    o, agreement = choose_shadow(ctx, ctx.options)
     runs = [run_seed(ctx, o, ctx.config.seed + i) for i in range(o.seeds)]
     if runs[0] is None:
         out.write(f"Not measured: fewer than 6 users held out of the target's training have at least "
@@ -186,7 +235,9 @@ def membership_section(ctx: AuditContext, out: SectionWriter) -> None:
         return
     statement = PopularityRandomization(o.defense_alpha, ctx.config.seed, ctx.config.noise).privacy_statement()
     _write(out, o, runs, statement)
-    out.write(adversary_text(ctx, o))
+    out.write(adversary_text(ctx, o, agreement))
+    for name, value in agreement.items():
+        out.add_metric(f"mimicry/{name}", value)
     eligible = len(eligible_heldout(ctx, o.min_interactions))
     if o.max_users is not None and eligible // 2 > o.max_users:
         out.write(f"Each group is a seeded random sample of at most {o.max_users} of the {eligible} held-out users with at "
