@@ -28,6 +28,7 @@ pandas or scikit-learn (``tests/unit/test_cli_imports.py``).
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -353,8 +354,39 @@ def _execute(config: Config, out: Path | None, resume: Path | None = None, execu
     Console().print(f"Run written to [bold]{run_dir}[/bold]\nReport: {run_dir / 'report.html'}", soft_wrap=True)
 
 
+#: how a verdict word is coloured on a terminal
+VERDICT_STYLES = {"leaks": "bold red", "backfires": "bold red", "inconclusive": "yellow", "below blind guess": "yellow",
+                  "not enough users": "yellow", "no leak measured": "green", "reduces": "green"}  # fmt: skip
+
+
+def _summary_width() -> int:
+    """The terminal's width; off a terminal ``COLUMNS`` when set, else 100."""
+    if sys.stdout.isatty():
+        return Console().width
+    value = os.environ.get("COLUMNS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else 100
+
+
+def _print_answer(rows: list[list[Any]]) -> None:
+    """The audit's answer, one line per risk within the width, the verdict word coloured on a terminal."""
+    from rich.text import Text
+
+    from recprivacy.experiments.audit.answer import terminal_lines
+
+    console = Console(width=_summary_width(), highlight=False, no_color=not sys.stdout.isatty())
+    for row, line in zip(rows, terminal_lines(rows, console.width)):
+        text = Text(line)
+        start = line.find("  " + str(row[1])) + 2
+        if start >= 2:
+            text.stylize(VERDICT_STYLES.get(str(row[1]), ""), start, start + len(str(row[1])))
+        console.print(text, soft_wrap=True)
+
+
 def _print_headline(results: Results) -> None:
-    """The first table of the first section, as the report shows it."""
+    """The audit's answer (``_print_answer``), or else the first table of the first section."""
+    if "answer" in results.tables:
+        _print_answer(results.tables["answer"].rows)
+        return
     names = next((s.tables for s in results.sections if s.tables), [])
     if names:
         table = results.tables[names[0]]

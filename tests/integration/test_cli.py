@@ -30,7 +30,7 @@ def invoke(*args: str):
 
 
 def only_run(out: Path) -> Path:
-    (run,) = [p for p in out.iterdir()]
+    (run,) = [p for p in out.iterdir() if p.is_dir()]
     return run
 
 
@@ -46,10 +46,19 @@ def assert_one_line_error(result, *fragments: str) -> None:
 @pytest.fixture(scope="module")
 def audit_run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("audit") / "runs"
-    result = invoke("audit", "--out", out, *TINY)
+    result = runner.invoke(app, [str(a) for a in ("audit", "--out", out, *TINY)], env={"COLUMNS": "80"})
     assert result.exit_code == 0, result.output
     assert "Run written to" in result.stdout
+    (out / "stdout.txt").write_text(result.stdout)
     return only_run(out)
+
+
+def test_the_audit_prints_its_answer_one_line_per_risk_within_columns(audit_run):
+    """Piped, the answer respects COLUMNS (80 here): one line per risk of the answer table."""
+    doc = json.loads((audit_run / "results.json").read_text())
+    lines = (audit_run.parent / "stdout.txt").read_text().splitlines()
+    answer = lines[: lines.index(next(line for line in lines if line.startswith("Run written to")))]
+    assert len(answer) == len(doc["tables"]["answer"]["rows"]) > 0 and all(len(line) <= 80 for line in answer)
 
 
 def test_datasets_list_names_builtin_and_real_datasets():
@@ -97,7 +106,7 @@ def test_threads_option_is_applied_and_recorded(tmp_path):
 def test_audit_report_opens_with_the_risk_summary(audit_run):
     doc = json.loads((audit_run / "results.json").read_text())
     assert audit_run.name.endswith("-audit-synthetic-bpr")
-    assert [s["title"] for s in doc["sections"]][:2] == ["Risk summary", "Data and model"]
+    assert [s["title"] for s in doc["sections"]][:3] == ["Answer", "Risk summary", "Data and model"]
     risks = doc["tables"]["risk_summary"]
     assert risks["columns"] == ["attack", "metric", "value [95% CI]", "baseline (name)", "margin [95% CI]", "verdict", "sample"]
     assert [row[1] for row in risks["rows"]][:2] == ["Recall@10", "NDCG@10"]  # utility first, then attack sections

@@ -7,6 +7,7 @@ table; no row is ever made up for them.
 
 from __future__ import annotations
 
+from recprivacy.experiments.audit.answer import ANSWER_COLUMNS, RISK_NAMES, answers
 from recprivacy.experiments.audit.registry import audit_sections
 from recprivacy.experiments.audit.writer import RISK_COLUMNS, UNDEFENDED, SectionWriter
 from recprivacy.experiments.results import Results
@@ -20,11 +21,38 @@ PLANNED_SECTIONS = {
 }
 
 
+#: what each section's attacker observes and the unit of privacy it attacks (the answer's threat model)
+OBSERVES = {
+    "membership": "a user's interactions and the top-k list the target serves them; unit: a user's presence in the "
+                  "training data",
+    "attribute": "the top-k lists the target serves, and the attribute of the users who disclosed it; unit: a user's "
+                 "attribute",
+    "exposure": "the slates a user was shown; unit: the user's recent clicks",
+    "synthetic_release": "the public synthetic release and the item embeddings; unit: a replaced interaction",
+}
+
+
+def add_answer(results: Results, writers: list[SectionWriter], skipped: list[tuple[str, list[str]]]) -> None:
+    """Add the "Answer" section that opens the report: one line per risk (``answer.answers``),
+    then the threat model and scope: what each attacker observes, and what was not tested."""
+    rows = [a.row() for a in answers(writers)]
+    table = results.add_table("answer", ANSWER_COLUMNS, rows, "One line per risk; the numbers behind each verdict are in "
+                              "the risk summary below")  # fmt: skip
+    ran = [w.key for w in writers if w.key in OBSERVES]
+    scope = "; ".join(f"**{RISK_NAMES.get(k, k)}**: {OBSERVES[k]}" for k in ran)
+    text = [f"Is the target leaking, and how much? Each line is the strongest attack measured for one risk. "
+            f"What each attacker observes: {scope}." if scope else "No attack section ran."]
+    if skipped:
+        text.append("Not tested (inputs missing): " + ", ".join(name for name, _ in skipped) + ".")
+    results.add_section("Answer", "\n\n".join(text), [table])
+
+
 def add_risk_summary(results: Results, writers: list[SectionWriter], ran: list[str],
                      skipped: list[tuple[str, list[str]]]) -> None:  # fmt: skip
-    """Add the "Risk summary" section: the rows of every section that ran (``writers``), then
+    """Add the "Answer" (``add_answer``), then the "Risk summary" section: the rows of every section that ran (``writers``), then
     notes on planned sections not registered, sections ``skipped`` for missing inputs (with
     what they need) and registered sections not among those that ``ran``."""
+    add_answer(results, writers, skipped)
     rows = [r.row() for out in writers for r in out.risks]
     results.verdicts.extend(r.record(out.key) for out in writers for r in out.risks)
     table = results.add_table("risk_summary", RISK_COLUMNS, rows,

@@ -1,0 +1,100 @@
+"""The answer that opens every audit report: one line per risk a section measured, in plain words.
+
+Each line is a risk row of the risk summary whose verdict is on its primary metric (an attack) or
+on a defence's change: the risk, the verdict word, what the strongest attack achieved (its number
+and interval, against the strongest baseline, and for membership the share of members it finds at
+1% false positives) and the sample. The ``paper`` membership protocol is reproduction, not the
+audit's answer, and is left to the risk summary. :func:`terminal_lines` fits the same lines to a
+terminal's width, one line per risk.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from recprivacy.experiments.audit.writer import Risk, SectionWriter
+
+ANSWER_COLUMNS = ["risk", "verdict", "what the strongest attack achieves", "sample"]
+RISK_NAMES = {"membership": "membership", "attribute": "attribute", "exposure": "exposure",
+              "synthetic_release": "synthetic release"}  # fmt: skip
+BEST = re.compile(r"best: (.+)\)$")
+NAMED = re.compile(r"\(([^()]+)\)$")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One line of the answer: the ``risk``, its ``verdict`` word, the ``finding`` (the number
+    first, so that a line cut to a terminal's width keeps it) and the ``sample``."""
+
+    risk: str
+    verdict: str
+    finding: str
+    sample: str
+
+    def row(self) -> list[str]:
+        return [self.risk, self.verdict, self.finding, self.sample]
+
+
+def _interval(r: Risk) -> str:
+    v = r.value
+    return f"{v.value:.2f} [{v.low:.2f}, {v.high:.2f}]"
+
+
+def _who(key: str, r: Risk) -> str:
+    """The strongest attack's name: membership names it in the row, attribute and exposure rows
+    carry the attacker in their note."""
+    best = BEST.search(r.attack)
+    if best:
+        return best.group(1)
+    return f"the {r.note} attacker" if key in ("attribute", "exposure") and r.note else "the attack"
+
+
+def _finding(key: str, r: Risk, tpr: Risk | None) -> str:
+    """What the attack (or, for a defence, the defended attack) achieved, number first."""
+    if r.kind == "defence":
+        return f"{r.metric} {_interval(r)} with the defence, {r.baseline:.2f} without it"
+    text = f"{r.metric} {_interval(r)} vs {r.baseline:.2f} ({r.baseline_name})"
+    if key == "membership" and tpr is not None and tpr.value.resolvable:
+        text += f"; finds {tpr.value.value:.0%} of members at 1% false positives"
+    return f"{text}; by {_who(key, r)}"
+
+
+def _risk_name(key: str, r: Risk) -> str:
+    name = RISK_NAMES.get(key, key.replace("_", " "))
+    if r.kind == "defence":
+        return f"defence: {r.attack.split(' vs ')[-1]}"
+    named = NAMED.search(r.attack)
+    return f"{name} ({named.group(1)})" if key == "attribute" and named else name
+
+
+def answers(writers: list[SectionWriter]) -> list[Answer]:
+    """The answer lines of every section's attack and defence rows (module docstring)."""
+    out = []
+    for w in writers:
+        for r in w.risks:
+            if r.kind not in ("attack", "defence") or "protocol paper" in r.attack.split(" vs ")[0]:
+                continue
+            tpr = next((s for s in w.risks if s.kind == "secondary" and s.attack == r.attack and s.metric == "TPR at 1% FPR"),
+                       None)  # fmt: skip
+            out.append(Answer(_risk_name(w.key, r), r.verdict.label, _finding(w.key, r, tpr), str(r.sample or "-")))
+    return out
+
+
+def _short_risk(risk: str) -> str:
+    """A defence's name without its prefix and settings (its verdict word says it is a defence)."""
+    return re.sub(r" \(.*\)$", "", risk.removeprefix("defence: "))
+
+
+def terminal_lines(rows: list[list[str]], width: int) -> list[str]:
+    """One line per answer row (``ANSWER_COLUMNS``), no longer than ``width``: the risk and the
+    verdict in columns, then the finding, cut with an ellipsis where the width ends."""
+    risk_w = min(max((len(_short_risk(r[0])) for r in rows), default=0), 24)
+    verdict_w = max((len(r[1]) for r in rows), default=0)
+    lines = []
+    for risk, verdict, finding, _ in rows:
+        risk = _short_risk(risk)
+        risk = risk if len(risk) <= risk_w else risk[: risk_w - 1] + "…"
+        line = f"{risk:<{risk_w}}  {verdict:<{verdict_w}}  {finding}"
+        lines.append(line if len(line) <= width else line[: max(width - 1, 0)] + "…")
+    return lines
