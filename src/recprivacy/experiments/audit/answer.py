@@ -47,6 +47,8 @@ def _who(key: str, r: Risk) -> str:
     best = BEST.search(r.attack)
     if best:
         return best.group(1)
+    if key == "synthetic_release":
+        return "the recovery attacker (release and item embeddings)"
     return f"the {r.note} attacker" if key in ("attribute", "exposure") and r.note else "the attack"
 
 
