@@ -168,6 +168,11 @@ def audit(
             return
         if (lists is None) == (target is None):
             raise ConfigError("--interactions: expected exactly one of --lists FILE or --target module:name")
+        if dataset or data_dir or model:
+            raise ConfigError("--dataset, --data-dir and --model choose a built-in target the audit trains; with "
+                              "--interactions the target is --lists or --target, expected without them")  # fmt: skip
+        if fit and target is None:
+            raise ConfigError("--fit: expected --target module:name naming a training function (not --lists)")
         from recprivacy.experiments.audit.files import load_target
         from recprivacy.experiments.target import Target
 

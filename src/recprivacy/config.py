@@ -328,7 +328,7 @@ def _parse_yaml(text: str, source: str) -> dict[str, Any]:
         problem = getattr(err, "problem", None) or _one_line(err)
         raise ConfigError(f"{source}{line}: invalid YAML: {problem}") from None
     if raw is None:
-        return {}
+        raise ConfigError(f"{source}: the config is empty (no keys); expected a mapping such as 'study: train'")
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: expected a mapping of sections (name, study, dataset, model, ...), got {type(raw).__name__}")
     return raw

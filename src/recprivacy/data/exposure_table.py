@@ -47,6 +47,8 @@ def read_exposure_table(source: str | Path | pd.DataFrame, user_col: str = "user
     for what, col in (("user", user_col), ("slate", slate_col), ("item", item_col), ("click", click_col)):
         if col not in frame.columns:
             raise DataError(f"missing {what} column {col!r}; columns present: {list(frame.columns)}", where)
+    if frame.empty:
+        raise DataError("no exposures after the header line; expected one row per shown item", where)
     for col in (user_col, slate_col, item_col):
         refuse_rows(frame[col].isna(), where, f"empty {col!r} value {{!r}}", frame[col])
     flags = frame[click_col].astype(str).str.strip().str.lower().map(CLICK_VALUES)

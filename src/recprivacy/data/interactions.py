@@ -346,7 +346,8 @@ def _timestamps(df: pd.DataFrame, col: str, source: object) -> np.ndarray:
     values = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=np.float64)
     finite = np.isfinite(values)
     fraction = finite & (np.where(finite, values, 0.0) % 1 != 0)
-    raise_first_bad(
-        df, col, [(~finite, "is not a number of seconds"), (fraction, "is not a whole number of seconds")], source
-    )
+    huge = finite & (np.abs(np.where(finite, values, 0.0)) >= 2.0**63)
+    checks = [(~finite, "is not a number of seconds"), (fraction, "is not a whole number of seconds"),
+              (huge, "is outside the range of a 64-bit number of seconds; expected a Unix time")]  # fmt: skip
+    raise_first_bad(df, col, checks, source)
     return values.astype(np.int64)

@@ -85,9 +85,15 @@ def read_served_lists(source: str | Path | pd.DataFrame, user_col: str = "user_i
     ServedLists
     """
     frame, where = table_source(source)
-    for option, col in (("user column", user_col), ("rank column", rank_col), ("item column", item_col)):
+    roles = (("user column", user_col), ("rank column", rank_col), ("item column", item_col))
+    for option, col in roles:
         if col not in frame.columns:
             raise DataError(f"missing {option} {col!r}; columns present: {list(frame.columns)}", where)
+    named = [col for _, col in roles]
+    if len(set(named)) < len(named):
+        raise DataError(f"the user, rank and item columns are {named}; expected three different columns", where)
+    if frame.empty:
+        raise DataError("no served lists after the header line; expected one row per served item", where)
     ranks = pd.to_numeric(frame[rank_col], errors="coerce")
     bad = ranks.isna() | (ranks < 1) | (ranks != ranks.round())
     refuse_rows(bad, where, f"{rank_col} {{!r}} is not a positive integer rank", frame[rank_col])

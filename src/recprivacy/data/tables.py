@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 from pathlib import Path
 
 import numpy as np
@@ -31,9 +33,34 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if kind is None:
         raise DataError(f"unknown table format {path.suffix!r}; expected one of {', '.join(FORMATS)}", path)
     try:
-        return pd.read_parquet(path) if kind == "parquet" else pd.read_csv(path, sep="," if kind == "csv" else "\t")
+        return pd.read_parquet(path) if kind == "parquet" else _read_text_table(path, "," if kind == "csv" else "\t")
     except (ValueError, OSError, pd.errors.ParserError) as err:
+        if isinstance(err, DataError):
+            raise
         raise DataError(f"cannot read the {kind} table: {' '.join(str(err).split())}", path) from None
+
+
+def _read_text_table(path: Path, sep: str) -> pd.DataFrame:
+    """A CSV/TSV table; an empty file, a byte that is not UTF-8, a column named twice in the
+    header or a first data line with more fields than the header (which pandas would silently
+    read as an index, shifting every column) is a ``DataError`` at its line."""
+    from recprivacy.data.loaders.tabular import decode, read_bytes
+
+    text = decode(read_bytes(path), path, "utf-8")
+    lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if not lines:
+        raise DataError("the file is empty; expected a header line naming the columns", path)
+    header = next(csv.reader([lines[0][1]], delimiter=sep))
+    repeated = next((name for i, name in enumerate(header) if name in header[:i]), None)
+    if repeated is not None:
+        raise DataError(f"column {repeated!r} appears twice in the header; expected unique names", path, lines[0][0])
+    frame = pd.read_csv(io.StringIO(text), sep=sep)
+    if not frame.index.equals(pd.RangeIndex(len(frame))):
+        number, line = lines[1]
+        fields = len(next(csv.reader([line], delimiter=sep)))
+        raise DataError(f"{fields} fields but the header names {len(header)} columns; expected one field per column "
+                        "(no separator at the end of the line)", path, number)  # fmt: skip
+    return frame
 
 
 def table_source(source: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str]:

@@ -40,6 +40,8 @@ from recprivacy.report import write_report
 from recprivacy.timing import timed
 
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+#: the parts of a results file the report is drawn from (always written)
+REPORT_PARTS = ("metrics", "tables", "sections")
 LIBRARIES = ("recprivacy", "numpy", "scipy", "pandas", "torch", "scikit-learn", "pydantic", "matplotlib")
 
 
@@ -175,12 +177,28 @@ class Results(BaseModel):
     @classmethod
     def from_json(cls, text: str, source: str | Path = "results.json") -> "Results":
         try:
-            return cls.model_validate_json(text)
+            results = cls.model_validate_json(text)
         except ValidationError as err:
             first = err.errors(include_url=False)[0]
             key = ".".join(str(p) for p in first["loc"])
             problem = f"{key}: {first['msg']}" if key else first["msg"]
             raise DataError(f"not a recprivacy results file: {problem}", source) from None
+        problem = results.report_problem()
+        if problem:
+            raise DataError(f"not a recprivacy results file: {problem}", source)
+        return results
+
+    def report_problem(self) -> str | None:
+        """What keeps this (read) results file from being a whole report: a part every run
+        writes that is missing, or a table row without one cell per column (None: nothing)."""
+        missing = [key for key in REPORT_PARTS if key not in self.model_fields_set]
+        if missing:
+            return f"{missing[0]}: missing; expected the {', '.join(REPORT_PARTS)} every run writes"
+        for name, table in self.tables.items():
+            for i, row in enumerate(table.rows):
+                if len(row) != len(table.columns):
+                    return f"tables.{name}.rows.{i}: {len(row)} cells; expected {len(table.columns)}, one per column"
+        return None
 
 
 def _check_slug(name: str, kind: str) -> None:
@@ -251,6 +269,8 @@ def _publish(staging: Path, out_root: Path, final: str) -> Path:
 def load_results(run_dir: str | Path) -> Results:
     """Read ``results.json`` of a run folder (one-line ``DataError`` if absent or invalid)."""
     path = Path(run_dir) / "results.json"
+    if Path(run_dir).is_file():
+        raise DataError("is a file; expected a run folder (the folder holding results.json)", run_dir)
     if not Path(run_dir).is_dir():
         raise DataError("run folder not found", run_dir)
     if is_staging(run_dir):

@@ -67,6 +67,9 @@ def read_users(path: str | Path, column: str) -> pd.Series:
     pandas.Series
     """
     frame = _id_table(path, {"--user-col": column})
+    if frame.empty:
+        raise DataError("no user ids after the header line; expected the members' ids (without --members every user "
+                        "counts as a member)", path)  # fmt: skip
     return frame[column].drop_duplicates()
 
 

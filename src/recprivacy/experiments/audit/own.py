@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from recprivacy.config import load_config
+from recprivacy.config import load_config, validate_options
 from recprivacy.data.exposure import ExposureLog
 from recprivacy.data.exposure_table import read_exposure_table
 from recprivacy.data.served_lists import shown
@@ -116,7 +116,7 @@ class Audit:
             Write it with ``Results.write(folder)``.
         """
         study_options = {"sections": None if self.sections is None else list(self.sections), **(self.options or {})}
-        plan = plan_sections(AuditOptions.model_validate(study_options))
+        plan = plan_sections(validate_options(AuditOptions, study_options))
         data = self._prepare()
         check_cutoffs(self.ks, data)
         model = {"name": self.target.algorithm, "params": self.target.params} if self.target.algorithm else {}
@@ -185,7 +185,9 @@ def fit_target(target: Target, data: PreparedData, results: Results) -> Target:
     if target.fit_fn is not None:
         with results.timed("fit", f"{target.description} on {len(data.train)} training interactions"):
             target = target.fit(data.train)
-    if len(data.heldout_users) and target.serves_unseen:
+    if target.lists is not None:  # every non-member needs a logged list (a DataError naming the lists file)
+        target.serve(data.heldout_users, 1, data.full, trained=False)
+    elif len(data.heldout_users) and target.serves_unseen:
         try:
             target.serve(data.heldout_users[:1], 1, data.full, trained=False)
         except Exception as err:  # the user's code: any failure means it cannot serve a new user

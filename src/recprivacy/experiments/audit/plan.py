@@ -37,7 +37,7 @@ class AuditOptions(StudyOptions):
 
     model_config = ConfigDict(extra="allow")
 
-    sections: list[str] | None = None
+    sections: list[str] | None = Field(None, min_length=1)
     holdout_users: float | None = Field(None, ge=0.0, lt=1.0)
 
 
@@ -49,16 +49,18 @@ def holdout_fraction(options: AuditOptions, plan: list[tuple[AuditSection, Any]]
 
 
 def plan_sections(options: AuditOptions) -> list[tuple[AuditSection, Any]]:
-    """The sections to run with their validated options (ConfigError on unknown names)."""
+    """The sections to run with their validated options (ConfigError on unknown names, and on
+    bad options of any section named, run or not)."""
     known = {s.name: s for s in audit_sections()}
     registered = ", ".join(known)
     for name in (options.sections or []) + list(options.model_extra or {}):
         if name not in known:
             where = "study_options.sections" if name in (options.sections or []) else f"study_options.{name}"
             raise ConfigError(f"{where}: unknown audit section {name!r}; registered sections: {registered}")
-    chosen = [s for s in known.values() if options.sections is None or s.name in options.sections]
     extra = options.model_extra or {}
-    return [(s, validate_options(s.options, extra.get(s.name) or {}, ("study_options", s.name))) for s in chosen]
+    validated = {name: validate_options(known[name].options, extra.get(name) or {}, ("study_options", name))
+                 for name in known if options.sections is None or name in options.sections or name in extra}  # fmt: skip
+    return [(s, validated[s.name]) for s in known.values() if options.sections is None or s.name in options.sections]
 
 
 def fit_list_length(section: str, options: Any, key: str, limit: int, limit_reason: str) -> tuple[Any, list[str]]:
