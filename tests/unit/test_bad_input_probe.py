@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_bad_input_audit_files import GOOD, INTERACTIONS, LISTS, OPTIONS
+from test_bad_input_audit_files import GOOD, INTERACTIONS, LISTS, MEMBERS, OPTIONS, _history
 from test_bad_input_config import _tree
 from typer.testing import CliRunner
 
@@ -60,6 +60,9 @@ CASES = [
      "config: study_options.sections: List should have at least 1 item after validation, not 0 (got [])"),
     ("holdout-above-1", {}, ["--set", "study_options.holdout_users=1.5"],
      "config: study_options.holdout_users: Input should be less than 1 (got 1.5)"),
+    ("test-is-every-member-row", {"test.csv": "user_id,item_id\n" + "".join(f"{u},{i}\n" for u in MEMBERS for i in _history(u))},
+     ["--test", "{tmp}/in/test.csv"], "{tmp}/in/test.csv: holds every interaction of the 8 members, so the target's "
+     "training data would be empty; expected rows of the interactions held out of the members' training, not all"),
     ("model-with-interactions", {}, ["--model", "lightgcn"],
      "--dataset, --data-dir and --model choose a built-in target the audit trains; with --interactions the target is "
      "--lists or --target, expected without them"),

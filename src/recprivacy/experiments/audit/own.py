@@ -42,7 +42,7 @@ from recprivacy.data.exposure_table import read_exposure_table
 from recprivacy.data.served_lists import shown
 from recprivacy.errors import ConfigError, DataError, RecPrivacyError
 from recprivacy.experiments.audit.inputs import (Table, as_interactions, check_list_ids, deduplicated, features_by_internal_id,
-                                                 held_rows, internal_users)
+                                                 held_rows, internal_users, source_of)
 from recprivacy.experiments.audit.plan import AuditOptions, plan_sections
 from recprivacy.experiments.audit.study import audit_prepared
 from recprivacy.experiments.results import Results
@@ -158,6 +158,10 @@ class Audit:
             full = full.with_step("hold_out", **record) if record else full
         member_rows = np.isin(full.users, members)
         train = full.select(member_rows & ~(held["test"] | held["valid"]))
+        if len(members) and not len(train):  # only held-out rows: test (or valid) holds them all
+            raise DataError(f"holds every interaction of the {len(members)} members, so the target's training data would "
+                            "be empty; expected rows of the interactions held out of the members' training, not all",
+                            source_of(self.test if self.test is not None else self.valid, "test"))  # fmt: skip
         exposures = self.exposures
         if exposures is not None and not isinstance(exposures, ExposureLog):
             exposures = read_exposure_table(exposures)
