@@ -110,3 +110,22 @@ def test_every_user_is_in_the_same_number_of_references():
     mask = reference_assignment(50, 8, seed=0, share=0.25)
     assert (mask.sum(axis=1) == 2).all()
     assert mask.sum() == 100
+
+
+def test_references_with_a_filler_train_on_the_pool_share_and_every_filler_user():
+    """``reference_lists(filler=...)``: each reference trains on its IN half of the pool plus all
+    the filler users (the target's members the attack leaves out), never on an OUT pool user."""
+    from recprivacy.attacks.membership.references import reference_lists
+    from recprivacy.models import make_model
+
+    data = make_synthetic(n_users=60, n_items=40, n_interactions=1200, seed=0)
+    pool, rest = np.arange(20), np.arange(20, 60)
+    seen = []
+
+    def fit(train, index):
+        seen.append(set(np.unique(train.users).tolist()))
+        return make_model("popularity").fit(train)
+
+    refs = reference_lists(fit, data.subset_users(pool), pool, 4, 5, ("served",), seed=0, filler=data.subset_users(rest))
+    for j, users in enumerate(seen):
+        assert users == set(pool[refs.in_mask[:, j]].tolist()) | set(rest.tolist())

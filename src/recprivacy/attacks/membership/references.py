@@ -46,16 +46,20 @@ def union(a: Interactions, b: Interactions) -> Interactions:
 
 
 def reference_lists(fit: FitFn, histories: Interactions, users: np.ndarray, n_refs: int, k: int,
-                    protocols: Sequence[str], seed: int, share: float = 0.5) -> ReferenceLists:  # fmt: skip
+                    protocols: Sequence[str], seed: int, share: float = 0.5,
+                    filler: Interactions | None = None) -> ReferenceLists:  # fmt: skip
     """Train ``n_refs`` references with ``fit(train, index)`` on halves of ``users``' ``histories``
     and collect the lists they show every user under each protocol (module docstring); each
-    user trains a ``share`` of the references."""
+    user trains a ``share`` of the references. ``filler``: interactions of other users (none of
+    ``users``) every reference also trains on, so that a reference's training population is as
+    large as the target's (a reference that trains on fewer users than the target memorises
+    differently, which weakens LiRA and RMIA)."""
     users = np.asarray(users, dtype=np.int64)
     in_mask = reference_assignment(len(users), n_refs, seed, share)
     out = {p: np.empty((n_refs, len(users), k), dtype=np.int64) for p in protocols}
     for j in range(n_refs):
         inside, outside = users[in_mask[:, j]], users[~in_mask[:, j]]
-        train = histories.subset_users(inside)
+        train = histories.subset_users(inside) if filler is None else union(histories.subset_users(inside), filler)
         model = fit(train, j)
         personal = np.asarray(model.recommend(inside, k), dtype=np.int64)
         for p in protocols:

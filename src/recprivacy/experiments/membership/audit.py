@@ -75,7 +75,9 @@ class MembershipAuditOptions(StudyOptions):
     """List length ``k``, item-vector size ``l`` (``n_factors``), the minimum history of a
     user the attack considers, the defence's ``alpha``, the number of ``seeds`` and of
     reference recommenders for LiRA / RMIA; ``max_users``: at most this many non-members (as
-    many members), shadow and item-vector users each, seeded samples (None: every eligible user)."""
+    many members), shadow and item-vector users each, seeded samples (None: every eligible user);
+    ``mimic_size``: references also train on the target's members the attack leaves out, so that
+    they train on as many users as the target (``reference_filler``)."""
 
     k: PositiveInt = 100
     n_factors: PositiveInt = 100
@@ -85,6 +87,7 @@ class MembershipAuditOptions(StudyOptions):
     n_references: int = Field(8, ge=2)
     shadow_algorithm: str | None = None
     max_users: PositiveInt | None = 2000
+    mimic_size: bool = False
 
     @field_validator("shadow_algorithm")
     @classmethod
@@ -203,6 +206,15 @@ class SeedRun:
     defended: np.ndarray
 
 
+def reference_filler(ctx: AuditContext, partition: Partition) -> Interactions:
+    """The target's training interactions of the members the attack leaves out: every reference
+    trains on them too, so that it trains on about as many users as the target did (issue 47)."""
+    attacked = np.zeros(ctx.data.full.n_users, dtype=bool)
+    attacked[partition.target.users] = True
+    others = np.flatnonzero((ctx.data.train.user_counts() > 0) & ~attacked)
+    return ctx.data.train.subset_users(others)
+
+
 def run_seed(ctx: AuditContext, o: MembershipAuditOptions, seed: int) -> SeedRun | None:
     """Both protocols and the defence on new groups drawn with ``seed`` (None: too few users)."""
     partition = audit_partition(ctx, o.min_interactions, seed, o.max_users)
@@ -216,7 +228,8 @@ def run_seed(ctx: AuditContext, o: MembershipAuditOptions, seed: int) -> SeedRun
     trainer = adversary_trainer(ctx, o, seed)
     lab = MembershipLab({name: ctx.data.full}, options, seed=seed, randomize=randomizer(o.defense_alpha, ctx.config.noise),
                         partitions={name: partition}, models=lab_models(ctx, partition, algorithm, trainer),
-                        trainers={algorithm: trainer} if trainer else {})  # fmt: skip
+                        trainers={algorithm: trainer} if trainer else {},
+                        reference_filler={name: reference_filler(ctx, partition)} if o.mimic_size else {})  # fmt: skip
     calibrated = trainer is not None or ctx.model is not None
     specs = {p: AttackSpec((name, algorithm), (name, algorithm), k=o.k, n_factors=o.n_factors, protocol=p) for p in PROTOCOLS}
     scored = {p: score_all(lab, spec, calibrated) for p, spec in specs.items()}

@@ -184,6 +184,10 @@ class MembershipLab:
         the shadow and target recommenders: an algorithm trained under a defence (a DPMF, a
         model retrained on a synthetic release of its data), so that the adversary's shadow is
         defended as the target is (the adaptive adversary).
+    reference_filler:
+        Interactions of other users by dataset that every reference recommender also trains on
+        (``references.reference_lists``): the audit gives the target's members it does not attack,
+        so that references train on as many users as the target did.
     """
 
     def __init__(
@@ -196,6 +200,7 @@ class MembershipLab:
         models: Mapping[tuple[str, str, str], Recommender] | None = None,
         trainers: Mapping[str, FitFn] | None = None,
         factories: Mapping[str, Callable[[Interactions, int], Recommender]] | None = None,
+        reference_filler: Mapping[str, Interactions] | None = None,
     ) -> None:
         self.datasets = dict(datasets)
         self.options = options or LabOptions()
@@ -206,6 +211,7 @@ class MembershipLab:
         self._cache.update({("model", *key, 1.0): model for key, model in (models or {}).items()})
         self.trainers = dict(trainers or {})
         self.factories = dict(factories or {})
+        self.reference_filler = dict(reference_filler or {})
         self.k_max = 0
 
     # ------------------------------------------------------------------ plumbing
@@ -428,7 +434,8 @@ class MembershipLab:
         users = np.concatenate([shadow.users, target.users])
         share = len(target.members) / len(users)
         return self._cached(("references", dataset, algorithm, k), f"references:{algorithm}", lambda: reference_lists(
-            fit, histories, users, self.options.n_references, k, PROTOCOLS, self._sub_seed("references", dataset), share))  # fmt: skip
+            fit, histories, users, self.options.n_references, k, PROTOCOLS, self._sub_seed("references", dataset), share,
+            self.reference_filler.get(dataset)))  # fmt: skip
 
     def calibrated_scores(self, spec: AttackSpec) -> dict[str, np.ndarray]:
         """LiRA (online, offline) and RMIA scores of the target users (``calibrated`` module) from
