@@ -118,7 +118,7 @@ def test_references_with_a_filler_train_on_the_pool_share_and_every_filler_user(
     from recprivacy.attacks.membership.references import reference_lists
     from recprivacy.models import make_model
 
-    data = make_synthetic(n_users=60, n_items=40, n_interactions=1200, seed=0)
+    data = make_synthetic(n_users=60, n_items=100, n_interactions=1800, seed=0)
     pool, rest = np.arange(20), np.arange(20, 60)
     seen = []
 
