@@ -69,9 +69,19 @@ OutOption = Annotated[Path | None, typer.Option("--out", help="Folder of run fol
 DataDirOption = Annotated[Path | None, typer.Option("--data-dir", help="Folder holding the dataset files.")]
 
 
+def _version(value: bool) -> None:
+    """``--version``: print recprivacy's version and stop."""
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"recprivacy {version('recprivacy')}")
+        raise typer.Exit()
+
+
 @app.callback()
 def main(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks instead of one-line errors.")] = False,
+    _: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and stop.")] = False,
     threads: Annotated[int | None, typer.Option("--threads", min=1, help="Threads training may use "
                                                 "(overrides the config's threads; default: every core).")] = None,
 ) -> None:  # fmt: skip

@@ -269,3 +269,10 @@ def test_audit_seeds_option_sets_the_membership_seeds(monkeypatch):
     assert result.exit_code == 0, result.output
     assert seen["config"].study_options["membership"]["seeds"] == 3
     assert runner.invoke(cli.app, ["audit", "--seeds", "0"]).exit_code == 2  # at least one seed
+
+
+def test_version_prints_the_installed_version():
+    from importlib.metadata import version
+
+    result = invoke("--version")
+    assert result.exit_code == 0 and result.stdout.strip() == f"recprivacy {version('recprivacy')}"
