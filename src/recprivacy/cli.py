@@ -141,34 +141,50 @@ def run(
         _execute(loaded, out, resume=resume, executor=executor if kit_options else None, ray_address=ray_address)
 
 
-@app.command()
+AUDIT_EXAMPLES = """Examples:\n\n
+  recprivacy audit                                        (built-in synthetic data, BPR-MF, every section)\n\n
+  recprivacy audit --dataset ml-100k --data-dir DIR --model lightgcn --seeds 3\n\n
+  recprivacy audit --sections membership,attribute --out runs\n\n
+  recprivacy audit --interactions inter.csv --lists lists.csv --members members.csv --user-features users.csv\n\n
+How to read the report: docs/reading-a-report.md"""
+BUILTIN, OWN, ATTACKS = "Built-in target (trained by the audit)", "Your own system", "Attacks and output"
+
+
+@app.command(epilog=AUDIT_EXAMPLES)
 def audit(
-    dataset: Annotated[str | None, typer.Option("--dataset", help="Dataset name or path (default: synthetic).")] = None,
-    data_dir: DataDirOption = None,
-    model: Annotated[str | None, typer.Option("--model", help="Target recommender (default: bpr).")] = None,
+    dataset: Annotated[str | None, typer.Option("--dataset", help="Dataset name or path (default: synthetic; names: "
+                       "`recprivacy datasets list`).", rich_help_panel=BUILTIN)] = None,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Folder holding the dataset files.",
+                        rich_help_panel=BUILTIN)] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Target recommender (default: bpr): popularity, itemcf, lfm, "
+                     "bpr, als, neumf, ncf, gmf, mlp, lightgcn, sasrec, srgnn.", rich_help_panel=BUILTIN)] = None,
     config: Annotated[Path | None, typer.Option("--config", help="Audit config to start from.")] = None,
     set_: SetOption = None,
-    out: OutOption = None,
-    interactions: Annotated[Path | None, typer.Option("--interactions", help="Your interactions (CSV/Parquet): audit your own system.")] = None,
-    lists: Annotated[Path | None, typer.Option("--lists", help="Logged served lists: user, rank, item columns.")] = None,
-    target: Annotated[str | None, typer.Option("--target", help="module:name of your fitted model or callable (histories, k).")] = None,
-    fit: Annotated[bool, typer.Option("--fit", help="--target names a training function frame -> model.")] = False,
-    members: Annotated[Path | None, typer.Option("--members", help="Users the target was trained on (default: every user).")] = None,
-    test: Annotated[Path | None, typer.Option("--test", help="Rows of --interactions held out of the members' training (utility).")] = None,
-    user_features: Annotated[Path | None, typer.Option("--user-features", help="User features: user column + gender/age/...")] = None,
-    user_col: Annotated[str, typer.Option("--user-col", help="User id column of every file.")] = "user_id",
-    item_col: Annotated[str, typer.Option("--item-col", help="Item id column of the interactions, test and lists.")] = "item_id",
-    rank_col: Annotated[str, typer.Option("--rank-col", help="Rank column of the lists (1 = first).")] = "rank",
+    out: Annotated[Path | None, typer.Option("--out", help="Folder of run folders (default: output.dir, 'runs').",
+                   rich_help_panel=ATTACKS)] = None,
+    interactions: Annotated[Path | None, typer.Option("--interactions", help="Your interactions (CSV/Parquet): audit your own system.", rich_help_panel=OWN)] = None,
+    lists: Annotated[Path | None, typer.Option("--lists", help="Logged served lists: user, rank, item columns.", rich_help_panel=OWN)] = None,
+    target: Annotated[str | None, typer.Option("--target", help="module:name of your fitted model or callable (histories, k).", rich_help_panel=OWN)] = None,
+    fit: Annotated[bool, typer.Option("--fit", help="--target names a training function frame -> model.", rich_help_panel=OWN)] = False,
+    members: Annotated[Path | None, typer.Option("--members", help="Users the target was trained on (default: every user).", rich_help_panel=OWN)] = None,
+    test: Annotated[Path | None, typer.Option("--test", help="Rows of --interactions held out of the members' training (utility).", rich_help_panel=OWN)] = None,
+    user_features: Annotated[Path | None, typer.Option("--user-features", help="User features: user column + gender/age/...", rich_help_panel=OWN)] = None,
+    user_col: Annotated[str, typer.Option("--user-col", help="User id column of every file.", rich_help_panel=OWN)] = "user_id",
+    item_col: Annotated[str, typer.Option("--item-col", help="Item id column of the interactions, test and lists.", rich_help_panel=OWN)] = "item_id",
+    rank_col: Annotated[str, typer.Option("--rank-col", help="Rank column of the lists (1 = first).", rich_help_panel=OWN)] = "rank",
     exposures: Annotated[Path | None, typer.Option("--exposures", help="Logged exposures: user, slate_id (or time), item, "
-                         "clicked columns (exposure section).")] = None,
+                         "clicked columns (exposure section).", rich_help_panel=OWN)] = None,
+    sections: Annotated[str | None, typer.Option("--sections", help="Comma-separated sections to run (default: all): "
+                        "utility, membership, exposure, attribute, dipsgnn, synthetic_release.", rich_help_panel=ATTACKS)] = None,
     shadow_model: Annotated[str | None, typer.Option("--shadow-model", help="Built-in algorithm of the membership "
-                            "adversary's shadows (study_options.membership.shadow_algorithm).")] = None,
+                            "adversary's shadows (default: the target's, or chosen by mimicry).", rich_help_panel=ATTACKS)] = None,
     seeds: Annotated[int | None, typer.Option("--seeds", min=1, help="Repeat membership inference with N seeds "
-                     "(mean, sd and t interval over them; study_options.membership.seeds).")] = None,
+                     "(mean and t interval over them).", rich_help_panel=ATTACKS)] = None,
 ) -> None:
     """Audit a recommender and write one report: a built-in model trained by the audit
     (--dataset/--model), or your own system (--interactions with --lists or --target)."""
-    set_ = [*(set_ or []), *([f"study_options.membership.seeds={seeds}"] if seeds else [])]
+    set_ = [*(set_ or []), *([f"study_options.membership.seeds={seeds}"] if seeds else []),
+            *([f"study_options.sections=[{sections}]"] if sections else [])]
     with user_errors():
         if interactions is None and (lists or target or members or test or user_features or exposures or shadow_model):
             raise ConfigError("--lists, --target, --members, --test, --user-features, --exposures and --shadow-model audit "

@@ -276,3 +276,18 @@ def test_version_prints_the_installed_version():
 
     result = invoke("--version")
     assert result.exit_code == 0 and result.stdout.strip() == f"recprivacy {version('recprivacy')}"
+
+
+def test_audit_sections_runs_only_the_sections_named(tmp_path):
+    result = invoke("audit", "--sections", "utility,attribute", "--out", tmp_path / "runs", *TINY)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((only_run(tmp_path / "runs") / "results.json").read_text())
+    assert {r["section"] for r in doc["verdicts"]} == {"utility", "attribute"}
+    assert doc["config"]["study_options"]["sections"] == ["utility", "attribute"]
+
+
+def test_audit_help_groups_its_options_and_shows_examples():
+    result = runner.invoke(app, ["audit", "--help"], env={"COLUMNS": "120"})
+    assert result.exit_code == 0
+    for text in ("Built-in target", "Your own system", "Attacks and output", "Examples:", "lightgcn", "synthetic_release"):
+        assert text in result.stdout, text
