@@ -378,6 +378,16 @@ def _calibrated_noise_multiplier(epsilon: float, delta: float, sample_rate: floa
 # --------------------------------------------------------------------------- statements
 
 
+#: the largest ε read as a meaningful guarantee in ``PrivacyStatement.sentence`` (e^10 ≈ 22,000)
+MEANINGFUL_EPSILON = 10.0
+
+
+def _mantissa(x: float) -> tuple[float, int]:
+    """``(m, e)`` with ``x = m × 10^e`` and ``1 <= m < 10``."""
+    e = int(math.floor(math.log10(x)))
+    return x / 10**e, e
+
+
 @dataclass(frozen=True)
 class PrivacyStatement:
     """A privacy claim stated with everything a reviewer needs to judge it.
@@ -425,6 +435,17 @@ class PrivacyStatement:
         if self.noise:
             lines.append(f"  noise:      {self.noise}")
         return "\n".join(lines)
+
+    def sentence(self) -> str:
+        """The claim in one sentence a reviewer reads in a table cell: ``ε = 3.5 × 10^7, local
+        differential privacy: no meaningful guarantee at this ε`` (an ε above
+        :data:`MEANINGFUL_EPSILON` bounds no likelihood ratio a reviewer can use)."""
+        if not self.formal:
+            return "No formal differential-privacy guarantee"
+        eps = f"{self.epsilon:.3g}" if self.epsilon < 1e4 else "{:.1f} × 10^{}".format(*_mantissa(self.epsilon))
+        delta = f", δ = {self.delta:.0e}" if self.delta else ""
+        text = f"ε = {eps}{delta}, {'local ' if self.setting == 'local' else ''}differential privacy"
+        return text + (": no meaningful guarantee at this ε" if self.epsilon > MEANINGFUL_EPSILON else "")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form; an infinite epsilon becomes ``None`` with ``formal=False``."""

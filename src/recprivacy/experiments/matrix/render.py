@@ -84,7 +84,7 @@ def render(results: Results, worlds: list[Any], options: Any, canaries: Canaries
     undefended = worlds[0].cells
     changes = {(w.spec.key, a.key): cell_change(w.cells[a.key], undefended[a.key], a.title) for w in worlds for a in ATTACKS}
     rows = [[w.spec.title] + [cell_text(w.cells[a.key], changes[w.spec.key, a.key], _other_channel(w, a)) for a in ATTACKS]
-            + [_utility(w), str(w.statement).splitlines()[0]] for w in worlds]  # fmt: skip
+            + [_utility(w), w.statement.sentence()] for w in worlds]  # fmt: skip
     columns = ["defence"] + [f"{a.title} ({a.metric}; observes {a.observes})" for a in ATTACKS] + ["utility cost", "privacy statement"]
     table = results.add_table("matrix", columns, rows, "Each cell: the stronger attacker's success [95% CI], which attacker, "
                               "its verdict against its blind guess; the defence's change = that value minus the undefended "
@@ -113,11 +113,11 @@ def render(results: Results, worlds: list[Any], options: Any, canaries: Canaries
         "trained without the defence on the same data (paired bootstrap over users)")  # fmt: skip
     results.add_section("Claimed against measured epsilon", _epsilon_text(options.sequential),
                         [_epsilon_table(results, worlds, claims), uploads, sequential_utility])  # fmt: skip
-    statements = [[w.spec.title, *str(w.statement).splitlines()] for w in worlds]
-    width = max(len(r) for r in statements)
+    statements = [[w.spec.title, w.statement.sentence(), w.statement.unit, w.statement.scope, w.statement.accountant,
+                   " ".join(w.statement.notes), w.statement.noise] for w in worlds]  # fmt: skip
     results.add_section("Privacy statements", "", [results.add_table(
-        "matrix-statements", ["defence"] + [f"line {i}" for i in range(1, width)], [r + [""] * (width - len(r)) for r in statements],
-        "Each defence's privacy_statement(), as it states it")])  # fmt: skip
+        "matrix-statements", ["defence", "claim", "protects", "scope", "accountant", "notes", "noise"], statements,
+        "Each defence's privacy_statement(), one field per column")])  # fmt: skip
 
 
 def _utility(world: Any) -> str:
