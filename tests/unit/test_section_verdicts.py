@@ -105,7 +105,7 @@ def test_a_coin_flip_attacker_on_an_imbalanced_attribute_never_reads_leaks():
     assert primary.verdict.label in ("no leak measured", "inconclusive")
     assert (primary.baseline, primary.chance, primary.baseline_name) == (0.5, 0.5, "blind guess (1/C = 0.500)")
     assert "majority-class" in accuracy.baseline_name and accuracy.margin.high < 0  # would read "no leak measured"
-    assert accuracy.row()[5] == f1.row()[5] == "secondary metric (shown for scale): the verdict is on balanced accuracy (test attacker)"
+    assert accuracy.row()[5] == f1.row()[5] == "secondary (the verdict is on balanced accuracy) (test attacker)"
 
 
 def test_always_the_majority_class_scores_exactly_one_over_c():
