@@ -193,3 +193,8 @@ def test_every_matrix_verdict_is_rederived_by_hand_from_its_record(results):
     words = check_matrix({"verdicts": results.verdicts})
     assert len(words) == len(results.verdicts) > 0
     assert any(r.get("change") for r in results.verdicts)
+
+
+def test_the_report_opens_with_the_heat_map(results):
+    first = results.sections[0]
+    assert first.title == "At a glance" and first.figures == ["matrix"]

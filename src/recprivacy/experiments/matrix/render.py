@@ -99,7 +99,10 @@ def render(results: Results, worlds: list[Any], options: Any, canaries: Canaries
     if backfires:
         text.append("**Defences that backfire** (the attack gains, interval of the change above zero): "
                     + "; ".join(backfires) + ".")  # fmt: skip
-    results.add_section("Attack x defence matrix", "\n\n".join(text), [table, long], figures)
+    results.add_section("At a glance", "Each cell: the stronger attacker's margin over its baseline (colour) for one "
+                        "defence (row) and one attack (column); blank cells do not apply. The verdicts and numbers are "
+                        "in the table below.", [], figures[:1])  # fmt: skip
+    results.add_section("Attack x defence matrix", "\n\n".join(text), [table, long], figures[1:])
     uploads = results.add_table("matrix-epsilon-uploads", ["defence (paper 004)", "claimed ε", "δ", "accountant",
                                                            "unit of privacy", "ROC lower bound (95%)",
                                                            "largest bound this sample can show", "reading"],
