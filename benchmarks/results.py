@@ -657,8 +657,8 @@ def matrix(records: Path) -> str:
                " The record holds no sample sizes, so the rule's sample-size step is not applied to it.")  # fmt: skip
     return "\n\n".join([
         "## Attack x defence matrix on ml-100k (issue 32)",
-        f"Each cell: the stronger (larger) of the frozen and adaptive attackers' values [95% CI; 99.3% for the membership "
-        f"column, the best of 7 attacks (Bonferroni)], which attacker, its verdict against the strongest baseline on the same "
+        f"Each cell: the stronger (larger) of the frozen and adaptive attackers' values [95% CI; for the membership "
+        f"column 1 - 0.05/m, the best of m attacks (Bonferroni: 99.3% for 7, 98.8% for the frozen attacker's 4)], which attacker, its verdict against the strongest baseline on the same "
         f"metric and k (a blind guess; for membership also statistics of the users' own histories), then the defence's change: the cell's value minus the no-defence "
         f"row's value in the same column, both as printed, with an unpaired interval, and its verdict. Every verdict word is "
         f"re-derived here by `recprivacy.metrics.verdict` from the recorded numbers, not read from the record.{samples} Record "

@@ -86,8 +86,9 @@ def render(results: Results, worlds: list[Any], options: Any, canaries: Canaries
     rows = [[w.spec.title] + [cell_text(w.cells[a.key], changes[w.spec.key, a.key], _other_channel(w, a)) for a in ATTACKS]
             + [_utility(w), w.statement.sentence()] for w in worlds]  # fmt: skip
     columns = ["defence"] + [f"{a.title} ({a.metric}; observes {a.observes})" for a in ATTACKS] + ["utility cost", "privacy statement"]
-    table = results.add_table("matrix", columns, rows, "Each cell: the stronger attacker's success [95% CI], which attacker, "
-                              "its verdict against its blind guess; the defence's change = that value minus the undefended "
+    table = results.add_table("matrix", columns, rows, "Each cell: the stronger attacker's success [95% CI; membership: "
+                              "1 - 0.05/m for the best of m attacks], which attacker, its verdict against the strongest "
+                              "baseline; the defence's change = that value minus the undefended "
                               "value printed beside it; then the other attacker")  # fmt: skip
     long = results.add_table("matrix-cells", LONG_COLUMNS, _long_rows(worlds, changes), "Every cell and attacker (also as CSV)")
     results.verdicts.extend(verdict_records(worlds, changes))
@@ -217,16 +218,20 @@ def _epsilon_text(o: Any) -> str:
 def _intro(options: Any, canaries: Canaries) -> str:
     o, o_m = options.exposure, options.membership
     return (
-        f"Rows are defences, columns attacks. Membership inference is the membership lab of the audit's membership "
-        f"section (paper 001: shadow of the target's algorithm, MLP on item-vector features, top-{o_m.k} lists). "
+        f"Rows are defences, columns attacks. Membership inference runs the audit's membership attacks on top-{o_m.k} "
+        f"lists (paper 001's MLP on a shadow, LiRA online and offline and RMIA on {o_m.n_references} references, statistics "
+        "of the served lists; the frozen attacker runs the MLP and the list statistics) and names the strongest in each "
+        "cell; its interval is at 1 - 0.05/m (Bonferroni: the best of m attacks chosen on the users it is judged on; "
+        "99.3% for 7 attacks, 98.8% for the frozen attacker's 4). "
         f"Attribute inference guesses `{options.attribute}` from top-{options.k} lists "
         f"(attackers {', '.join(options.attackers)}, trained on {options.zeta:.0%} of users, {options.seeds} splits pooled); "
         f"the exposure attacker {o.attacker} (dim {o.dim}, at most {o.n_epochs} epochs: reduced training) reads one slate of "
         f"{o.slate_size} items for the user's {o.history_len} recent clicks; the canary attack scores {len(canaries.users)} "
         f"canary interactions, {int(canaries.included.sum())} planted. The *frozen* attacker is trained on the undefended "
         "world, the *adaptive* one knows the defence and retrains on defended data. Each attacker is judged against the "
-        "strongest blind guess on the same metric and k (balanced accuracy: 1/C for C classes; Recall@10: the 10-item "
-        "popularity or shown-items guess; AUC: 0.5), and each defence by the change it causes in the stronger attacker's "
+        "strongest baseline on the same metric and k, what the adversary knows without the target (balanced accuracy: "
+        "1/C for C classes; Recall@10: the 10-item popularity or shown-items guess; ROC AUC: 0.5, and for membership "
+        "statistics of the users' own histories), and each defence by the change it causes in the stronger attacker's "
         "success: the cell's value minus the undefended value printed beside it, both as printed (3 decimals), with an "
         "unpaired interval (`intervals.unpaired_difference`). Each cell's sample is in the long table and results.json "
         "(`verdicts`). Cells that do not apply say why. DP-SGD, DIPSGNN and "
