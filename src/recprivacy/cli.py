@@ -45,6 +45,7 @@ from rich.table import Table as RichTable
 from recprivacy.config import Config, default_audit_config, default_synthesize_config, load_config
 from recprivacy.errors import ConfigError, RecPrivacyError
 
+from recprivacy.progress import set_verbose, tracked
 if TYPE_CHECKING:
     from recprivacy.experiments import Results
     from recprivacy.experiments.target import Target
@@ -85,10 +86,13 @@ def main(
     threads: Annotated[int | None, typer.Option("--threads", min=1, help="Threads training may use "
                                                 "(overrides the config's threads; default: every core).")] = None,
 ) -> None:  # fmt: skip
+    verbose: Annotated[bool, typer.Option("--verbose", help="Progress in detail: every training loop's count "
+                                          "and each internal step (default: one line per stage).")] = False,
     """Measure and reduce privacy leakage in recommender systems."""
     _STATE["debug"] = debug
     _STATE["threads"] = threads
 
+    set_verbose(verbose)
 
 def _thread_updates() -> dict[str, Any]:
     """The config update ``--threads`` asks for (none without it)."""
@@ -235,7 +239,7 @@ def _audit_own(target: Target, base: Config, files: dict[str, Path | None], out:
     features = user_features_file(files["user_features"], user_col) if files["user_features"] else None
     exposures = read_exposure_table(files["exposures"], user_col, item_col) if files["exposures"] else None
     options = dict(base.study_options)
-    with use_threads(base.threads) as threads:
+    with use_threads(base.threads) as threads, tracked():
         results = Audit(target, frame, members, others, test=test, user_features=features, exposures=exposures,
                         sections=options.pop("sections", None), options=options, seed=base.seed, noise=base.noise,
                         ks=base.eval.ks, name=base.name, dedup=base.dataset.preprocessing.dedup).run()  # fmt: skip
@@ -299,7 +303,7 @@ def synthesize(
 
         inputs = dataset_inputs(settings.dataset.name, settings.dataset.data_dir)  # --data-dir and the dataset's folder
         check_output_folder(out, inputs=inputs, writes=RELEASE_FOLDERS)  # before any data is loaded
-        with use_threads(settings.threads):
+        with use_threads(settings.threads), tracked():
             release = synthesize_release(settings, out, privacy, k, gamma)
         s = release.summary
         rows = [[key.replace("_", " "), s[key]] for key in
@@ -380,7 +384,8 @@ def _execute(config: Config, out: Path | None, resume: Path | None = None, execu
     from recprivacy.experiments.kit import make_executor
 
     chosen = None if executor is None else make_executor(executor, ray_address)
-    results, run_dir = run_config(config, out, resume=resume, executor=chosen)
+    with tracked():
+        results, run_dir = run_config(config, out, resume=resume, executor=chosen)
     _print_headline(results)
     Console().print(f"Run written to [bold]{run_dir}[/bold]\nReport: {run_dir / 'report.html'}", soft_wrap=True)
 

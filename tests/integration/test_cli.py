@@ -254,10 +254,13 @@ def test_progress_lines_on_stderr_when_not_a_terminal(tmp_path, monkeypatch):
     lines = result.stderr.strip().splitlines()
     assert lines and all(line.startswith("[recprivacy +") for line in lines), result.stderr
     text = "\n".join(lines)
-    for stage in ("run train-synthetic-bpr", "load_data: synthetic", "split: 80 users x 120 items", "fit: bpr on",
-                  "BPRMF: epoch 3/3", "evaluate: full ranking", "write the run folder"):  # fmt: skip
+    for stage in ("run train-synthetic-bpr", "load data: synthetic", "split: 80 users x 120 items", "| 0/3 | ETA unknown] fit: bpr on",
+                  "| 1/3 | ETA ", "evaluate: full ranking", "| 2/3 | ETA ", "write the run folder"):  # fmt: skip
         assert stage in text, text
+    assert "epoch" not in text
     assert "[recprivacy +" not in result.stdout
+    verbose = invoke("--verbose", "train", "--out", tmp_path / "verbose", *TINY)
+    assert "BPRMF: epoch 3/3" in verbose.stderr, verbose.stderr
 
 
 def test_audit_seeds_option_sets_the_membership_seeds(monkeypatch):

@@ -139,10 +139,13 @@ class Results(BaseModel):
         return section
 
     @contextmanager
-    def timed(self, name: str, detail: str = "") -> Iterator[None]:
+    def timed(self, name: str, detail: str = "", words: str = "") -> Iterator[None]:
         """Add the wall-clock seconds of the block to ``timings[name]`` (``recprivacy.timing.timed``);
-        the block is a stage of the run, announced as ``name: detail`` (``recprivacy.progress.stage``)."""
-        stage(f"{name}: {detail}" if detail else name)
+        the block is the stage ``name`` of the run (``recprivacy.progress.stage``), announced in
+        ``words`` (default: the name's, ``matrix:fit DPMF`` as ``fit DPMF``, ``load_data`` as
+        ``load data``) followed by ``: detail``."""
+        words = words or name.split(":", 1)[-1].replace("_", " ")
+        stage(f"{words}: {detail}" if detail else words, key=name)
         with timed(self.timings, name):
             yield
 

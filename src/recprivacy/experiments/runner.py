@@ -36,7 +36,7 @@ from recprivacy.experiments.results import Results, write_run
 from recprivacy.experiments.run_folder import abandon_run, finish_run, open_run, resume_run
 from recprivacy.io import check_output_folder
 from recprivacy.models.training import use_threads
-from recprivacy.progress import stage
+from recprivacy.progress import plan, stage
 
 StudyFn = Callable[[Config, Any], Results]
 
@@ -118,14 +118,20 @@ def run_config(
         validate_options(study.options, config.study_options)  # a bad option is refused before any folder is made
         out = _checked_out(config, out_root)
         folder, fresh = open_run(config, out, new_results(config)), True
-    stage(f"run {config.name} (study {config.study}) in {folder}")
+    _begin(config, f" in {folder}")
     try:
         results = run_study(config, Bench(RecordStore(folder), executor or InProcess()))
     except BaseException:
         abandon_run(folder, fresh)
         raise
-    stage(f"write the report into {folder}")
+    stage(f"write the report into {folder}", key="write")
     return results, finish_run(results, folder)
+
+
+def _begin(config: Config, where: str = "") -> None:
+    """Plan the run's last stage, writing the report (the study plans its own before it), and start."""
+    plan(["write"], last=True)
+    stage(f"run {config.name} (study {config.study}){where}")
 
 
 def _require_kit(study: Study) -> None:
@@ -147,9 +153,9 @@ def _checked_out(config: Config, out_root: str | Path | None) -> str | Path:
 def _run_whole(config: Config, out_root: str | Path | None) -> tuple[Results, Path]:
     """A study not on the kit: run it, then write its whole run folder at once."""
     out = _checked_out(config, out_root)
-    stage(f"run {config.name} (study {config.study})")
+    _begin(config)
     results = run_study(config)
-    stage(f"write the run folder under {out}")
+    stage(f"write the run folder under {out}", key="write")
     return results, write_run(results, out)
 
 

@@ -39,6 +39,7 @@ from recprivacy.metrics.ranking import evaluate
 from recprivacy.models import make_model
 from recprivacy.models.base import Recommender
 from recprivacy.models.training import available_cores, thread_budget
+from recprivacy.progress import plan
 from recprivacy.report.figures import line_plot
 
 METRIC_NAMES = ("recall", "ndcg", "mrr", "hit", "precision")
@@ -217,6 +218,7 @@ def _training_summary(model: Recommender, results: Results) -> tuple[str, list[s
 def run_train(config: Config, options: StudyOptions) -> Results:
     """The ``train`` study (see module docstring)."""
     results = new_results(config)
+    plan(["fit", "evaluate"])
     data = prepare_data(config, results)
     check_cutoffs(config.eval.ks, data)
     model = fit_model(config, data, results)

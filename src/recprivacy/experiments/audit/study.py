@@ -17,6 +17,7 @@ from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results
 from recprivacy.experiments.target import Target
 from recprivacy.experiments.train import PreparedData, check_cutoffs, describe_target, fit_model, hold_out_users, prepare_data
+from recprivacy.progress import plan as plan_progress
 
 
 def run_audit(config: Config, options: AuditOptions) -> Results:
@@ -74,13 +75,14 @@ def audit_prepared(
     writers, skipped = [], []
     for section, section_options, notes in fitted:
         missing = section.missing(have, section_options)
+    plan_progress(["fit", *(f"section:{section.name}" for section, _ in plan)])  # the run's stages, for its ETA
         if missing:
             skipped.append((section.name, missing))
             continue
         out = SectionWriter(section.name, results)
         for note in notes:
             out.write(note)
-        with results.timed(f"section:{section.name}"):
+        with results.timed(f"section:{section.name}", words=section.title):
             section.run(AuditContext(config, data, target, section_options), out)
         writers.append((section, out))
     add_risk_summary(results, [out for _, out in writers], [s.name for s, _ in plan], skipped)

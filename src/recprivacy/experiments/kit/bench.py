@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from recprivacy.experiments.kit.cell import Cell, CellResult, Grid
 from recprivacy.experiments.kit.executor import Executor, InProcess
 from recprivacy.experiments.kit.store import RecordStore
-from recprivacy.progress import stage
+from recprivacy.progress import advance, plan, stage
 
 
 @dataclass
@@ -32,6 +32,9 @@ class Bench:
         """Every cell's result by ``Cell.key``, running only the cells not stored yet."""
         done = self.store.load()
         todo = list({c.key: c for c in cells if c.key not in done}.values())
+        plan([c.key for c in cells])
+        for key in done:
+            advance(key)
         stage(f"cells: {len(done)} stored, {len(todo)} to run ({self.executor.name})")
         groups: dict[str, list[Cell]] = {}
         for cell in todo:
@@ -40,6 +43,7 @@ class Bench:
         def keep(cell: Cell, result: CellResult) -> None:
             self.store.add(cell, result)
             done[cell.key] = result
+            advance(cell.key)
 
         self.executor.run(grid, groups, keep)
         return {c.key: done[c.key] for c in cells}

@@ -75,6 +75,7 @@ from recprivacy.federated.features import attribute_labels
 from recprivacy.metrics.intervals import Estimate
 from recprivacy.models.base import Recommender
 from recprivacy.privacy.accounting import PrivacyStatement
+from recprivacy.progress import plan
 
 ATTACK = {a.key: a for a in ATTACKS}
 
@@ -106,6 +107,7 @@ class MatrixOptions(StudyOptions):
 
 def run_matrix(config: Config, options: MatrixOptions) -> Results:
     """The ``matrix`` study (module docstring)."""
+    plan(matrix_stages(options))
     results = new_results(config)
     data = hold_out_users(prepare_data(config, results), options.holdout_users, config.seed)
     canaries = Canaries.draw(data.full, member_users(data), options.canaries, config.seed)
@@ -134,6 +136,16 @@ def run_matrix(config: Config, options: MatrixOptions) -> Results:
     with results.timed("matrix:render and upload audits"):
         render(results, worlds, options, canaries, config.seed, sequential)
     return results
+
+
+def matrix_stages(options: MatrixOptions) -> list[str]:
+    """The matrix's long stages in the order they run (``Results.timed`` names), for the run's ETA."""
+    columns = ("membership", "attribute", "exposure", "canaries", "recovery", "sequential defences' canaries",
+               "render and upload audits")  # fmt: skip
+    return ["fit", *(f"matrix:fit DPMF eps={eps:g}" for eps in options.dpmf_epsilons),
+            *(f"matrix:UPC-SDG release and retraining γ={gamma:g}" for gamma in options.release.gammas),
+            *(f"matrix:uploads {method}" for method in ["none", *options.uploads.defences]),
+            *(f"matrix:{column}" for column in columns)]  # fmt: skip
 
 
 def build_worlds(config: Config, options: MatrixOptions, data: PreparedData, target: Recommender,

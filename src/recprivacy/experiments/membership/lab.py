@@ -68,6 +68,7 @@ from recprivacy.errors import ConfigError
 from recprivacy.metrics.attack import binary_attack_report
 from recprivacy.models import make_model
 from recprivacy.models.base import Recommender
+from recprivacy.progress import detail
 from recprivacy.progress import stage as announce
 from recprivacy.timing import timed
 
@@ -217,10 +218,21 @@ class MembershipLab:
     # ------------------------------------------------------------------ plumbing
     def _cached(self, key: tuple, stage: str, make: Callable[[], Any]) -> Any:
         if key not in self._cache:
-            announce(f"membership {stage}: {' '.join(str(part) for part in key[1:])}")
+            self._announce(key, stage)
             with timed(self.timings, stage):
                 self._cache[key] = make()
         return self._cache[key]
+
+    def _announce(self, key: tuple, stage: str) -> None:
+        """A step in words when it trains something (a progress line); every step as an internal detail."""
+        kind, _, algorithm = stage.partition(":")
+        if kind == "fit":
+            announce(f"membership: training the {key[2]} recommender ({algorithm})")
+        elif kind == "references":
+            announce(f"membership: training {self.options.n_references} reference recommenders ({algorithm})")
+        elif kind == "item_vectors" and key[2] != "file":
+            announce("membership: learning the item vectors of the attack's features")
+        detail(f"membership {stage}: {' '.join(str(part) for part in key[1:])}")
 
     def _dataset(self, name: str) -> Interactions:
         if name not in self.datasets:
