@@ -42,6 +42,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from recprivacy import cli_endpoint as ep
 from recprivacy.config import Config, default_audit_config, default_synthesize_config, load_config
 from recprivacy.errors import ConfigError, RecPrivacyError
 
@@ -184,11 +185,23 @@ def audit(
                             "adversary's shadows (default: the target's, or chosen by mimicry).", rich_help_panel=ATTACKS)] = None,
     seeds: Annotated[int | None, typer.Option("--seeds", min=1, help="Repeat membership inference with N seeds "
                      "(mean and t interval over them).", rich_help_panel=ATTACKS)] = None,
+    endpoint: ep.EndpointOpt = None, user_request: ep.UserRequestOpt = ep.USER_REQUEST,
+    history_request: ep.HistoryRequestOpt = ep.HISTORY_REQUEST, items_path: ep.ItemsPathOpt = "items",
+    auth_env: ep.AuthEnvOpt = None, qps: ep.QpsOpt = None, concurrency: ep.ConcurrencyOpt = None,
+    timeout: ep.TimeoutOpt = None, retries: ep.RetriesOpt = None, budget: ep.BudgetOpt = None, resume: ep.ResumeOpt = None,
 ) -> None:
     """Audit a recommender and write one report: a built-in model trained by the audit
     (--dataset/--model), or your own system (--interactions with --lists or --target)."""
     set_ = [*(set_ or []), *([f"study_options.membership.seeds={seeds}"] if seeds else []),
             *([f"study_options.sections=[{sections}]"] if sections else [])]
+    if endpoint is not None or resume is not None:
+        polite = {"qps": qps, "concurrency": concurrency, "timeout": timeout, "retries": retries, "budget": budget}
+        templates = {"user_request": user_request, "history_request": history_request, "items_path": items_path,
+                     "auth_env": auth_env}  # fmt: skip
+        own = any(v is not None for v in (interactions, lists, target, members, test, user_features, exposures, model))
+        shadow = [f"study_options.membership.shadow_algorithm={shadow_model}"] if shadow_model else []
+        ep.audit_endpoint_command(endpoint, resume, polite, templates, config, dataset, data_dir, set_ + shadow, out, own)
+        return
     with user_errors():
         if interactions is None and (lists or target or members or test or user_features or exposures or shadow_model):
             raise ConfigError("--lists, --target, --members, --test, --user-features, --exposures and --shadow-model audit "
@@ -247,6 +260,9 @@ def _audit_own(target: Target, base: Config, files: dict[str, Path | None], out:
     run_dir = results.write(output)
     _print_headline(results)
     Console().print(f"Run written to [bold]{run_dir}[/bold]\nReport: {run_dir / 'report.html'}", soft_wrap=True)
+
+
+app.command()(ep.serve)
 
 
 @app.command()

@@ -19,6 +19,9 @@ Four ways in, one interface (``serve``):
 * ``Target.from_recommender(model)``: a built-in recommender fitted on the audit's id spaces
   (what ``recprivacy audit --model`` trains). Members are served with ``recommend(users, k)``;
   users it was not trained on only through ``recommend_histories`` when the model has one.
+* ``Target.from_endpoint(url, ...)``: a live service queried over HTTP (black-box top-k
+  lists, :mod:`recprivacy.experiments.endpoint`): members by their original id, users it was
+  not trained on by their history, when the endpoint has a history request.
 
 Sections ask ``serve(users, k, histories, trained)``: ``users`` are internal ids of the audit's
 data, ``histories`` the interactions the target may know of them, ``trained`` whether they are
@@ -31,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -42,6 +45,10 @@ from recprivacy.data.served_lists import ServedLists, read_served_lists, shown
 from recprivacy.errors import ConfigError, DataError
 from recprivacy.models import MODELS
 from recprivacy.models.base import Recommender
+
+if TYPE_CHECKING:
+    from recprivacy.experiments.endpoint.client import EndpointClient
+    from recprivacy.experiments.endpoint.spec import EndpointSpec
 
 ServeFn = Callable[[list[list[Any]], int], Any]
 FitFn = Callable[[pd.DataFrame], Any]
@@ -55,7 +62,7 @@ class Target:
     Attributes
     ----------
     kind:
-        ``"model"``, ``"training"``, ``"lists"`` or ``"recommender"``.
+        ``"model"``, ``"training"``, ``"lists"``, ``"recommender"`` or ``"endpoint"``.
     description:
         One line naming the target in reports.
     """
@@ -66,6 +73,7 @@ class Target:
     fit_fn: FitFn | None = None
     lists: ServedLists | None = None
     recommender: Recommender | None = None
+    endpoint: EndpointClient | None = None
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -144,6 +152,33 @@ class Target:
         """
         return cls("recommender", f"{type(model).__name__} (built-in)", recommender=model)
 
+    @classmethod
+    def from_endpoint(cls, url: str | EndpointSpec, *, cache: str | Path | None = None, **options: Any) -> "Target":
+        """A live recommender queried over HTTP (needs the ``serve`` extra: httpx).
+
+        Parameters
+        ----------
+        url:
+            The service's base URL (``http://host:port/prefix``; request paths are appended),
+            or a ready ``EndpointSpec`` (``options`` are then ignored).
+        cache:
+            A file keeping every answer (``endpoint.cache``), so that the same query is never
+            sent twice; None keeps nothing.
+        **options:
+            ``user_request``, ``history_request`` (None: the service cannot serve a history),
+            ``items_path``, ``auth_env`` (see ``endpoint.spec.EndpointSpec``), and ``qps``,
+            ``concurrency``, ``timeout``, ``retries``, ``backoff``, ``max_wait``, ``budget``
+            (``endpoint.spec.Politeness``).
+
+        Returns
+        -------
+        Target
+        """
+        from recprivacy.experiments.endpoint import endpoint_client
+
+        client = endpoint_client(url, cache, **options)
+        return cls("endpoint", f"live endpoint {client.spec.shown}", endpoint=client)
+
     # ------------------------------------------------------------------ capabilities
     @property
     def algorithm(self) -> str | None:
@@ -167,6 +202,8 @@ class Target:
     @property
     def serves_unseen(self) -> bool:
         """Whether the target can serve users it was not trained on."""
+        if self.endpoint is not None:
+            return self.endpoint.serves_histories
         return self.recommender is None or self.recommender.serves_new_users
 
     @property
@@ -219,6 +256,8 @@ class Target:
             return self.lists.top(histories.user_ids[users], k, histories.item_ids)
         if self.recommender is not None:
             return self._serve_recommender(users, k, histories, trained)
+        if self.endpoint is not None:
+            return self._serve_endpoint(users, k, histories, trained)
         if self.serve_fn is None:
             raise ConfigError(f"{self.description}: the training target is not fitted; call Target.fit(train) first")
         return self._serve_histories(users, k, histories)
@@ -233,12 +272,24 @@ class Target:
         return np.asarray(getattr(model, UNSEEN_METHOD)(histories.take_users(users), k), dtype=np.int64)
 
     def _serve_histories(self, users: np.ndarray, k: int, histories: Interactions) -> np.ndarray:
-        """Every user's time-ordered original item ids, split into one array per user, in one call."""
-        rows = histories.take_users(users)
-        order = rows.order()
-        items = rows.item_ids[rows.items[order]]
-        served = self.serve_fn(np.split(items, np.cumsum(rows.user_counts())[:-1]), k)
+        """Every user's history served in one call."""
+        served = self.serve_fn(item_histories(users, histories), k)
         return _internal_lists(served, users, k, histories)
+
+    def _serve_endpoint(self, users: np.ndarray, k: int, histories: Interactions, trained: bool) -> np.ndarray:
+        """Members asked for by original id, other users by history; an answer the audit cannot
+        use is an ``EndpointError`` naming the endpoint."""
+        from recprivacy.experiments.endpoint.client import EndpointError
+
+        if trained:
+            served = self.endpoint.by_user(histories.user_ids[users].tolist(), k)
+        else:
+            served = self.endpoint.by_history([h.tolist() for h in item_histories(users, histories)], k)
+        try:
+            return _internal_lists(served, users, k, histories)
+        except DataError as err:
+            raise EndpointError(f"{self.endpoint.spec.shown}: HTTP 200 but {err}; the audit stopped, results would be "
+                                "partial") from None  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -246,6 +297,13 @@ class Target:
 
 def _name(obj: Any) -> str:
     return getattr(obj, "__qualname__", None) or type(obj).__name__
+
+
+def item_histories(users: np.ndarray, histories: Interactions) -> list[np.ndarray]:
+    """Each user's original item ids, oldest first (one array per user of ``users``)."""
+    rows = histories.take_users(users)
+    items = rows.item_ids[rows.items[rows.order()]]
+    return np.split(items, np.cumsum(rows.user_counts())[:-1])
 
 
 def training_frame(train: Interactions) -> pd.DataFrame:

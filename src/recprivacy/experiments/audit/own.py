@@ -203,10 +203,16 @@ def fit_target(target: Target, data: PreparedData, results: Results) -> Target:
 
 def describe_own_target(target: Target, data: PreparedData, results: Results) -> None:
     """Add to ``results`` the "Data and target" section for a ``target`` that is not a built-in
-    model: users, items and interactions in each part of the prepared ``data``."""
+    model: users, items and interactions in each part of the prepared ``data``, and for an
+    endpoint how it was queried."""
     parts = [("all", data.full), ("members' training", data.train), ("validation", data.valid), ("test", data.test),
              ("non-members", data.full.subset_users(data.heldout_users))]  # fmt: skip
     rows = [[name, int((p.user_counts() > 0).sum()), int((p.item_counts() > 0).sum()), len(p)] for name, p in parts]
-    table = results.add_table("data_splits", ["part", "users", "items", "interactions"], rows,
-                              f"{data.full.name}: {data.full.n_users} users x {data.full.n_items} items")  # fmt: skip
-    results.add_section("Data and target", f"Target: {target.description} ({target.kind}).", [table])
+    tables = [results.add_table("data_splits", ["part", "users", "items", "interactions"], rows,
+                                f"{data.full.name}: {data.full.n_users} users x {data.full.n_items} items")]  # fmt: skip
+    text = f"Target: {target.description} ({target.kind})."
+    if target.endpoint is not None:
+        rows, caption, note = target.endpoint.report()
+        tables.append(results.add_table("endpoint", ["", "value"], rows, caption))
+        text += " " + note
+    results.add_section("Data and target", text, tables)

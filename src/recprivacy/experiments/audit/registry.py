@@ -58,7 +58,8 @@ Supplies = Callable[[Any], set[str]]
 INPUTS = {
     "test": "test interactions of members (the `test` argument)",
     "user_features": "user features (the `user_features` argument)",
-    "non_members": "users who were not in training (the `non_members` argument)",
+    "non_members": "users who were not in training (the `non_members` argument), served by the target from their "
+                   "history (an endpoint needs a history request, `--history-request`)",
     "shadow": "a training function (`Target.from_training`) or a built-in model to train shadows of the same algorithm, "
               "or the adversary's own algorithm (`study_options.membership.shadow_algorithm`, `--shadow-model`)",
     "builtin": "a built-in recommender of recprivacy.models as the target (`recprivacy audit --model`)",
@@ -72,7 +73,7 @@ def available_inputs(data: PreparedData, target: Target) -> set[str]:
     have = {
         "test": len(data.test) > 0,
         "user_features": data.full.user_features is not None,
-        "non_members": len(data.heldout_users) > 0,
+        "non_members": len(data.heldout_users) > 0 and target.serves_unseen,
         "shadow": target.can_retrain,
         "builtin": target.algorithm is not None,
         "exposures": data.exposures is not None or target.algorithm is not None,

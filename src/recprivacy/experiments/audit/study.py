@@ -25,17 +25,23 @@ def run_audit(config: Config, options: AuditOptions) -> Results:
     the prepared data, audited by :func:`audit_prepared` like any other target."""
     plan = plan_sections(options)
     results = new_results(config)
-    data = prepare_data(config, results)
-    check_cutoffs(config.eval.ks, data)
-    fraction = holdout_fraction(options, plan)
-    if fraction > 0:
-        data = hold_out_users(data, fraction, config.seed)
+    data = prepare_audit_data(config, options, plan, results)
 
     def describe(target: Target) -> None:
         describe_target(config, data, target.recommender, results)
 
     return audit_prepared(config, data, plan, lambda: Target.from_recommender(fit_model(config, data, results)),
                           results, describe)  # fmt: skip
+
+
+def prepare_audit_data(config: Config, options: AuditOptions, plan: list[tuple[AuditSection, Any]],
+                       results: Results) -> PreparedData:  # fmt: skip
+    """The configured dataset prepared and split, cut-offs checked, and the users the planned
+    sections need held out of the target's training (seeded by the config's seed)."""
+    data = prepare_data(config, results)
+    check_cutoffs(config.eval.ks, data)
+    fraction = holdout_fraction(options, plan)
+    return hold_out_users(data, fraction, config.seed) if fraction > 0 else data
 
 
 def audit_prepared(
