@@ -1,0 +1,85 @@
+"""``recprivacy audit --endpoint`` and ``recprivacy serve`` on the command line (issue 50): a
+lasting fault is one line and leaves no report; an audit killed mid-way resumes with
+``--resume`` and sends no request whose answer it cached (counted by the server)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("httpx")
+pytest.importorskip("fastapi")
+
+from endpoint_server import Faulty, running  # noqa: E402
+from test_endpoint_audit import CONFIG  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from recprivacy.cli import app  # noqa: E402
+from recprivacy.config import load_config  # noqa: E402
+from recprivacy.experiments.endpoint.cache import CACHE_FILE, request_key  # noqa: E402
+from recprivacy.experiments.endpoint.service import create_app, fit_run_model  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("run")
+    (folder / "config.yaml").write_text(load_config(base=CONFIG).to_yaml())
+    return (folder / "config.yaml", *fit_run_model(folder))
+
+
+def _one_error_line(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    errors = [line for line in lines if line.startswith("error: ")]
+    assert len(errors) == 1 and errors[0] == lines[-1], result.stderr
+    return errors[0]
+
+
+def test_a_lasting_5xx_is_one_line_and_no_report(served, tmp_path):
+    config, model, data = served
+    with running(Faulty(create_app(model, data), fault="500")) as url:
+        result = CliRunner().invoke(app, ["audit", "--endpoint", url, "--config", str(config), "--retries", "1",
+                                          "--qps", "500", "--out", str(tmp_path)])  # fmt: skip
+    line = _one_error_line(result)
+    assert line.startswith(f"error: {url}: HTTP 500 after 1 retries (") and "results would be partial" in line
+    assert not list(tmp_path.rglob("results.json"))
+
+
+def test_bad_endpoint_options_and_runs_are_one_line(tmp_path):
+    assert "expected an http:// or https:// URL" in _one_error_line(
+        CliRunner().invoke(app, ["audit", "--endpoint", "ftp://x", "--out", str(tmp_path)]))
+    assert "the URL holds credentials" in _one_error_line(
+        CliRunner().invoke(app, ["audit", "--endpoint", "http://me:pw@x", "--out", str(tmp_path)]))
+    assert "not a run folder (no config.yaml)" in _one_error_line(CliRunner().invoke(app, ["serve", str(tmp_path)]))
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_killed_audit_resumes_without_asking_again(served, tmp_path):
+    config, model, data = served
+    first = Faulty(create_app(model, data))
+    with running(first) as url:
+        command = [sys.executable, "-m", "recprivacy", "audit", "--endpoint", url, "--config", str(config), "--qps", "100",
+                   "--out", str(tmp_path)]  # fmt: skip
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   env={**os.environ, "RECPRIVACY_QUIET": "1"})  # fmt: skip
+        deadline = time.monotonic() + 60
+        while first.sent < 40 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    (folder,) = tmp_path.iterdir()
+    cached = {json.loads(line)["key"] for line in (folder / CACHE_FILE).read_text().splitlines()[:-1]}  # last: maybe cut
+    assert len(cached) >= 30 and not (folder / "results.json").exists()
+    second = Faulty(create_app(model, data))
+    with running(second, port=int(url.rsplit(":", 1)[1])):
+        result = CliRunner().invoke(app, ["audit", "--resume", str(folder), "--qps", "1000"])
+    assert result.exit_code == 0, result.stderr
+    assert second.sent and not cached & {request_key(m, url + p, b) for m, p, b in second.requests}
+    assert (folder / "results.json").exists()
