@@ -75,13 +75,13 @@ def audit_prepared(
     -------
     Results
     """
+    plan_progress(["fit", *(f"section:{section.name}" for section, _ in plan)])  # the run's stages, for its ETA
     fitted = fit_plan(plan, data)
     target = make_target()
     have = available_inputs(data, target)
     writers, skipped = [], []
     for section, section_options, notes in fitted:
         missing = section.missing(have, section_options)
-    plan_progress(["fit", *(f"section:{section.name}" for section, _ in plan)])  # the run's stages, for its ETA
         if missing:
             skipped.append((section.name, missing))
             continue
