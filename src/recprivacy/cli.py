@@ -86,14 +86,14 @@ def main(
     _: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and stop.")] = False,
     threads: Annotated[int | None, typer.Option("--threads", min=1, help="Threads training may use "
                                                 "(overrides the config's threads; default: every core).")] = None,
-) -> None:  # fmt: skip
     verbose: Annotated[bool, typer.Option("--verbose", help="Progress in detail: every training loop's count "
                                           "and each internal step (default: one line per stage).")] = False,
+) -> None:  # fmt: skip
     """Measure and reduce privacy leakage in recommender systems."""
     _STATE["debug"] = debug
     _STATE["threads"] = threads
-
     set_verbose(verbose)
+
 
 def _thread_updates() -> dict[str, Any]:
     """The config update ``--threads`` asks for (none without it)."""
