@@ -201,15 +201,16 @@ def _training_summary(model: Recommender, results: Results) -> tuple[str, list[s
         return "The model has no iterative training (closed form or counting).", []
     epochs = range(1, len(history.losses) + 1)
     figures = [results.add_figure("training_loss",
-                                  line_plot({"training loss": (epochs, history.losses)}, "epoch", "mean loss"),
+                                  line_plot({"training loss": (epochs, history.losses)}, "epoch", "mean training loss"),
                                   "Training loss per epoch.")]
     text = f"Trained {len(history.losses)} epochs"
     if history.valid:
         x = [e + 1 for e, _ in history.valid]
         y = [s for _, s in history.valid]
         figures.append(results.add_figure("validation",
-                                          line_plot({"validation": (x, y)}, "epoch", "validation metric", markers=True),
-                                          "Validation metric used for early stopping (higher is better)."))
+                                          line_plot({"validation": (x, y)}, "epoch", "validation Recall@20", markers=True),
+                                          "Validation Recall@20, the early-stopping metric of the built-in models "
+                                          "(higher is better)."))  # fmt: skip
         text += f"; best validation score {history.best_score:.4f} at epoch {history.best_epoch + 1}"
         text += ", stopped early" if history.stopped_early else ""
     return text + ".", figures

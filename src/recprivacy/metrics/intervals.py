@@ -18,6 +18,8 @@
   targets (mean Recall@k, accuracy, weighted F1), with a paired *cluster* bootstrap over
   users (a user's several targets resampled together), giving the attack's interval and the
   interval of its margin over the baseline, the margin ``metrics.verdict.judge_attack`` reads.
+* ``roc_band``: the ROC curve on a grid of false-positive rates with a pointwise band from the
+  same stratified bootstrap, for figures.
 * ``mean_interval``: mean over seeds with a Student-t interval from the *sample* standard
   deviation (``ddof = 1``), the one "± sd" convention of recprivacy.
 """
@@ -122,6 +124,32 @@ def tpr_at_fpr_interval(y_true: Any, scores: Any, fpr: float, level: float = LEV
     tpr = tpr_at_fpr(y, s, (fpr,))[float(fpr)]
     low, high = clopper_pearson(int(round(tpr * n_pos)), n_pos, level)
     return Estimate(tpr, low, high, "Clopper-Pearson on TPR (threshold taken as fixed)", n_pos, level)
+
+
+def _tpr_replicates(pos: np.ndarray, neg: np.ndarray, fprs: np.ndarray) -> np.ndarray:
+    """TPR at each FPR of ``fprs`` for every replicate (rows of the positives' and negatives'
+    scores): the share of positives scoring above the ``floor(f n_neg) + 1``-th highest negative,
+    so that at most ``f n_neg`` negatives do (ties counted against the attack); ``(B, len(fprs))``."""
+    negatives = -np.sort(-neg, axis=1)
+    j = np.floor(fprs * neg.shape[1] + 1e-9).astype(int)
+    padded = np.concatenate([negatives, np.full((len(neg), 1), -np.inf)], axis=1)
+    thresholds = padded[:, np.minimum(j, neg.shape[1])]
+    return (pos[:, :, None] > thresholds[:, None, :]).mean(axis=1)
+
+
+def roc_band(y_true: Any, scores: Any, fprs: Sequence[float], level: float = LEVEL, n_boot: int = 200,
+             seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """The ROC curve as TPR at each false-positive rate of ``fprs`` (at most that share of
+    non-members flagged, ties against the attack) with a pointwise ``level`` band from a
+    stratified bootstrap over the targets (members and non-members resampled separately):
+    ``(tpr, low, high)``."""
+    y, s = _binary_inputs(y_true, scores)
+    grid = np.asarray(fprs, dtype=np.float64)
+    pos, neg = _stratified_indices(y, n_boot, seed)
+    whole = _tpr_replicates(s[y == 1][None], s[y == 0][None], grid)[0]
+    a = (1.0 - level) / 2.0
+    low, high = np.quantile(_tpr_replicates(s[pos], s[neg], grid), [a, 1.0 - a], axis=0)
+    return whole, low, high
 
 
 def mean_interval(values: Sequence[float], level: float = LEVEL, bounds: tuple[float, float] | None = None) -> Estimate:

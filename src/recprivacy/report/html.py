@@ -1,9 +1,10 @@
 """The report as one self-contained HTML file.
 
 Rendered with the Jinja2 template ``templates/report.html.j2`` (autoescaped): CSS inline, every
-figure embedded as a base64 PNG data URI, tables as HTML tables, section text converted from
-Markdown by markdown-it (CommonMark with tables; raw HTML in the text is escaped, not passed
-through). The file opens offline and can be mailed to a reviewer as it is.
+figure embedded as a base64 PNG data URI, tables as HTML tables laid out to fit a 1200 px
+window (``report.layout``: wide tables split, long ones collapsed, rows without numbers as one
+note), section text converted from Markdown by markdown-it (CommonMark with tables; raw HTML in
+the text is escaped, not passed through). The file opens offline and can be mailed to a reviewer as it is.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from recprivacy.errors import DataError
+from recprivacy.report.layout import table_view
 from recprivacy.report.markdown import outline, subtitle_of, title_of
-from recprivacy.report.tables import display_rows
 
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
 _ENV = jinja2.Environment(
@@ -52,9 +53,7 @@ def render_html(doc: Mapping[str, Any], run_dir: str | Path) -> str:
             "title": s["title"],
             "anchor": f"s{i}",
             "html": markdown_to_html(s["text"]) if s["text"] else "",
-            "tables": [
-                {"columns": t["columns"], "rows": display_rows(t), "caption": t.get("caption", "")} for t in s["tables"]
-            ],
+            "tables": [table_view(t) for t in s["tables"]],
             "figures": [
                 {"src": figure_data_uri(run_dir, f["path"]), "caption": f.get("caption", "")} for f in s["figures"]
             ],

@@ -1,7 +1,7 @@
 """The matrix's report: a colour-coded figure and its table (rows defences, columns attacks,
 each cell the stronger attacker's success with its interval, the verdict, and the defence's
 change), one long table of every cell and attacker (written as CSV with the run), a
-privacy-utility scatter per attack, and claimed against measured epsilon."""
+privacy-utility frontier (a panel per attack), and claimed against measured epsilon."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from recprivacy.experiments.matrix.uploads import uploads_text
 from recprivacy.experiments.results import Results
 from recprivacy.metrics.epsilon import judge_claim
 from recprivacy.metrics.verdict import RULE
-from recprivacy.report.figures import heatmap, scatter_plot
+from recprivacy.report.figures import FrontierPanel, frontier_plot, heatmap
 
 LONG_COLUMNS = ["defence", "attack", "attacker", "metric", "value", "low", "high", "baseline", "baseline name",
                 "margin", "margin low", "margin high", "chance", "members (or users)", "non-members", "verdict",
@@ -92,7 +92,7 @@ def render(results: Results, worlds: list[Any], options: Any, canaries: Canaries
                               "value printed beside it; then the other attacker")  # fmt: skip
     long = results.add_table("matrix-cells", LONG_COLUMNS, _long_rows(worlds, changes), "Every cell and attacker (also as CSV)")
     results.verdicts.extend(verdict_records(worlds, changes))
-    figures = [_figure(results, worlds)] + [_scatter(results, worlds, a) for a in ATTACKS]
+    figures = [_figure(results, worlds, changes), _frontier(results, worlds, options)]
     backfires = [f"{w.spec.title} against {a.title}" for w in worlds for a in ATTACKS
                  if (c := changes[w.spec.key, a.key]) is not None and c.verdict.label == "backfires"]  # fmt: skip
     text = [_intro(options, canaries), RULE, release_text(options.release, worlds[0].model.__class__.__name__),
@@ -100,9 +100,9 @@ def render(results: Results, worlds: list[Any], options: Any, canaries: Canaries
     if backfires:
         text.append("**Defences that backfire** (the attack gains, interval of the change above zero): "
                     + "; ".join(backfires) + ".")  # fmt: skip
-    results.add_section("At a glance", "Each cell: the stronger attacker's margin over its baseline (colour) for one "
-                        "defence (row) and one attack (column); blank cells do not apply. The verdicts and numbers are "
-                        "in the table below.", [], figures[:1])  # fmt: skip
+    results.add_section("At a glance", "Rows are defences, columns attacks. Each cell names the stronger attacker's verdict "
+                        "and, in a defended row, the defence's; the intervals, samples and attackers are in the table "
+                        "below, the privacy-utility frontier after it.", [], figures[:1])  # fmt: skip
     results.add_section("Attack x defence matrix", "\n\n".join(text), [table, long], figures[1:])
     uploads = results.add_table("matrix-epsilon-uploads", ["defence (paper 004)", "claimed ε", "δ", "accountant",
                                                            "unit of privacy", "ROC lower bound (95%)",
@@ -162,24 +162,61 @@ def verdict_records(worlds: list[Any], changes: dict[tuple[str, str], Change | N
     return records
 
 
-def _figure(results: Results, worlds: list[Any]) -> str:
-    """Colour = the stronger attacker's margin over its blind guess (blank: does not apply)."""
-    grid = [[c.best.value.value - c.best.baseline if (c := w.cells[a.key]).best else math.nan for a in ATTACKS]
-            for w in worlds]  # fmt: skip
-    png = heatmap(grid, [w.spec.title for w in worlds], [a.title for a in ATTACKS], colorbar="margin",
-                  title="Attack success over its blind guess (stronger attacker)",
-                  size=(3.0 + 1.6 * len(ATTACKS), 2.0 + 0.6 * len(worlds)))  # fmt: skip
-    return results.add_figure("matrix", png, "Colour-coded matrix: each cell the margin of the stronger attacker over its "
-                              "blind guess on the column's metric; blank cells do not apply (see the table for why)")  # fmt: skip
+def glance_text(cell: Cell, change: Change | None) -> str:
+    """A heat-map cell: the stronger attacker's verdict word and margin over its baseline, then
+    in a defended cell the defence's verdict word and change; "—" where the cell does not apply."""
+    if cell.best is None:
+        return "—"
+    text = f"{cell.best.verdict.label}\nmargin {cell.best.margin.value:+.{DIGITS}f}"
+    return f"{text}\n{change.verdict.label}\nchange {change.estimate.value:+.{DIGITS}f}" if change else text
 
 
-def _scatter(results: Results, worlds: list[Any], attack: Any) -> str:
-    """Privacy-utility scatter of one attack: one point per defence that applies."""
-    groups = {w.spec.title: ([(c.utility or w.utility)[1].value], [c.best.value.value]) for w in worlds
-              if (c := w.cells[attack.key]).best is not None and (c.utility or w.utility) is not None}  # fmt: skip
-    png = scatter_plot(groups, "utility (the row's utility metric)", f"{attack.title}: {attack.metric}")
-    return results.add_figure(f"matrix-scatter-{attack.key}", png,
-                              f"Privacy-utility, {attack.title}: lower (less success) and right (more utility) is better")
+def _figure(results: Results, worlds: list[Any], changes: dict[tuple[str, str], Change | None]) -> str:
+    """The heat map: colour = the stronger attacker's margin over its baseline, text = the verdicts."""
+    grid = [[c.best.margin.value if (c := w.cells[a.key]).best else math.nan for a in ATTACKS] for w in worlds]
+    text = [[glance_text(w.cells[a.key], changes[w.spec.key, a.key]) for a in ATTACKS] for w in worlds]
+    columns = [f"{a.title} ({a.metric})" for a in ATTACKS]
+    png = heatmap(grid, [w.spec.title for w in worlds], columns, colorbar="margin over the strongest baseline",
+                  cell_text=text, centre=0.0, size=(3.4 + 1.25 * len(ATTACKS), 1.6 + 0.62 * len(worlds)))  # fmt: skip
+    return results.add_figure("matrix", png, "Each cell: the stronger attacker's verdict and its margin over the strongest "
+                              "baseline on the column's metric (colour: red above the baseline, blue below); in a defended "
+                              "row then the defence's verdict and change against the no-defence row; '—': the defence does "
+                              "not change what the attack observes (the table says why)")  # fmt: skip
+
+
+def metric_name(attack: AttackSpec, options: Any) -> str:
+    """The column's metric with its k and what it is measured on."""
+    names = {"membership": f"ROC AUC (top-{options.membership.k} lists)", "attribute": f"balanced accuracy (top-{options.k} lists)",
+             "recovery": f"Recall@{options.release.attack_k} of the replaced items"}  # fmt: skip
+    return names.get(attack.key, attack.metric)
+
+
+def _frontier(results: Results, worlds: list[Any], options: Any) -> str:
+    """One privacy-utility frontier: a panel per attack, a numbered point per defence that applies."""
+    panels = [p for a in ATTACKS if (p := _frontier_panel(worlds, a, options)).points]
+    png = frontier_plot(panels, [w.spec.title for w in worlds])
+    return results.add_figure("matrix-frontier", png, "Privacy-utility frontier, one panel per attack: each defence that "
+                              "applies is a numbered point, its utility change against no defence (x, paired bootstrap "
+                              "interval) and the stronger attacker's success (y, its interval as in the table); better is "
+                              "right (utility kept) and low (attack weaker); the grey line joins the defences no other beats "
+                              "on both; the dashed line is the strongest baseline of the first row the attack applies to")  # fmt: skip
+
+
+def _frontier_panel(worlds: list[Any], attack: AttackSpec, options: Any) -> FrontierPanel:
+    points, utilities = {}, []
+    for w in worlds:
+        cell = w.cells[attack.key]
+        if cell.best is None or (utility := cell.utility or w.utility) is None:
+            continue
+        name, _, change = utility
+        utilities.append(name)
+        v = cell.best.value
+        points[w.spec.title] = ((change.value, change.low, change.high), (v.value, v.low, v.high))
+    first = next((w for w in worlds if w.cells[attack.key].best is not None), None)
+    return FrontierPanel(attack.title, "utility change vs no defence: " + "; ".join(dict.fromkeys(utilities)),
+                         f"{metric_name(attack, options)}, stronger attacker", points,
+                         first.cells[attack.key].best.baseline if first else None,
+                         f"strongest baseline ({first.spec.title if first else ''})")  # fmt: skip
 
 
 def _epsilon_table(results: Results, worlds: list[Any], sequential: list[list]) -> str:

@@ -66,7 +66,7 @@ from recprivacy.experiments.membership.audit_groups import ServedRecommender, au
 from recprivacy.experiments.membership.cells import randomizer
 from recprivacy.experiments.membership.compare import (FPRS, Judgement, Scored, auc_metric, combined, fpr_key, judge,
                                                       margin_of, name_of, per_seed, sample_of, score_all, secondary_rows)
-from recprivacy.experiments.membership.renderer import roc_png
+from recprivacy.experiments.membership.renderer import ROC_BAND, roc_png
 from recprivacy.models import MODELS, make_model
 from recprivacy.privacy.accounting import PrivacyStatement
 
@@ -266,6 +266,7 @@ def _write(out: SectionWriter, o: MembershipAuditOptions, runs: list[SeedRun], s
         if protocol == "served":
             first = scored[0]
             curves = {name_of(key): (first.labels, scores) for key, scores in {**first.attacks, **first.baselines}.items()}
+            baselines = [name_of(key) for key in first.baselines]
         _add_risks(out, protocol, judge(scored, protocol), scored)
     _judge_defence(out, o, runs)
     seeds_column = ["ROC AUC per seed"] if len(runs) > 1 else []
@@ -277,8 +278,9 @@ def _write(out: SectionWriter, o: MembershipAuditOptions, runs: list[SeedRun], s
                   "Attacks read the target's lists (output statistics included); baselines read only the users' own "
                   "histories")  # fmt: skip
     _groups_table(out, runs[0].partition)
-    out.add_figure("roc", roc_png(curves), "ROC of every attack and baseline (protocol served, first seed) on log-log axes; "
-                   "the diagonal is a blind guess.")  # fmt: skip
+    out.add_figure("roc", roc_png(curves, baselines), "ROC of every attack and baseline (dashed: the baselines, which "
+                   f"read only the users' own histories; protocol served, first seed) on log-log axes; the diagonal is a "
+                   f"blind guess. {ROC_BAND}")  # fmt: skip
     out.write(
         "An adversary who sees a user's interactions and the target's top-k list for that user guesses whether the "
         "user's data trained the target. Protocol `served` (the verdict): non-members are users held out of training, "

@@ -9,6 +9,7 @@ threshold (the quantity the paper calls "AUC") and the paper's number beside it.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,8 @@ from recprivacy.experiments.membership.collect import Collected
 from recprivacy.experiments.membership.options import MembershipOptions
 from recprivacy.experiments.membership.plan import EXPERIMENTS, base_spec
 from recprivacy.experiments.results import Results
-from recprivacy.metrics.attack import roc_curve
+from recprivacy.metrics.attack import roc_auc
+from recprivacy.metrics.intervals import roc_band
 from recprivacy.report.figures import line_plot, scatter_plot
 
 BAL = "bal. acc. (paper's 'AUC')"
@@ -75,9 +77,9 @@ class Renderer:
 
     # ------------------------------------------------------------------ figures
     def roc_figure(self, name: str, specs: list[AttackSpec], caption: str) -> str:
-        """ROC curves of ``specs`` (first seed) on log-log axes, with the blind-guess diagonal."""
+        """ROC curves of ``specs`` (first seed) on log-log axes with their bands and the blind-guess diagonal."""
         curves = {f"{spec.code} {self.variant(spec)}".strip(): self.c.roc[spec] for spec in specs}
-        return self.figure(name, roc_png(curves), caption + " Zero rates are drawn at half the smallest non-zero FPR.")
+        return self.figure(name, roc_png(curves), f"{caption} {ROC_BAND} Zero rates are drawn at half the smallest non-zero FPR.")
 
     def embedding_figure(self, name: str, spec: AttackSpec, caption: str) -> str:
         points, labels = self.c.embeddings[spec]
@@ -89,14 +91,34 @@ class Renderer:
         return self.figure(name, png, caption)
 
 
-def roc_png(curves: dict[str, tuple[np.ndarray, np.ndarray]]) -> bytes:
-    """ROC curves ``label -> (labels, scores)`` on log-log axes with the blind-guess diagonal;
-    zero rates are drawn at half the smallest non-zero FPR so they stay on the axes."""
+def roc_png(curves: dict[str, tuple[np.ndarray, np.ndarray]], baselines: Collection[str] = ()) -> bytes:
+    """ROC curves ``label -> (labels, scores)`` on log-log axes, the ``baselines`` dashed, the
+    blind-guess diagonal, and a pointwise 95% stratified-bootstrap band over the targets
+    (``intervals.roc_band``) around the strongest attack and the strongest baseline (by ROC AUC);
+    rates of zero are drawn at half the smallest resolvable FPR so they stay on the axes."""
     floor = min(1.0 / max(int((labels == 0).sum()), 1) for labels, _ in curves.values()) / 2
+    grid = np.logspace(np.log10(floor), 0, 120)
     series: dict[str, tuple] = {}
+    bands: dict[str, tuple] = {}
+    banded = _strongest(curves, baselines)
     for label, (labels, scores) in curves.items():
-        fpr, tpr, _ = roc_curve(labels, scores)
-        series[label] = (np.maximum(fpr, floor), np.maximum(tpr, floor))
-    grid = np.logspace(np.log10(floor), 0, 50)
+        tpr, low, high = roc_band(labels, scores, grid)
+        series[label] = (grid, np.maximum(tpr, floor))
+        if label in banded:
+            bands[label] = (np.maximum(low, floor), np.maximum(high, floor))
     series["blind guess"] = (grid, grid)
-    return line_plot(series, "false positive rate", "true positive rate", logx=True, logy=True)
+    return line_plot(series, "false positive rate (share of non-members flagged)", "true positive rate (share of members found)",
+                     logx=True, logy=True, bands=bands, size=(5.5, 4.2),
+                     styles={"blind guess": BLIND, **{b: {"linestyle": "--"} for b in baselines}})  # fmt: skip
+
+
+def _strongest(curves: dict[str, tuple[np.ndarray, np.ndarray]], baselines: Collection[str]) -> set[str]:
+    """The attack and the baseline with the highest ROC AUC."""
+    auc = {label: roc_auc(labels, scores) for label, (labels, scores) in curves.items()}
+    groups = [[k for k in auc if k not in baselines], [k for k in auc if k in baselines]]
+    return {max(group, key=auc.__getitem__) for group in groups if group}
+
+
+BLIND = {"color": "black", "linestyle": ":", "linewidth": 1}
+ROC_BAND = ("Shaded: pointwise 95% bands of the strongest attack and the strongest baseline (by ROC AUC), stratified "
+            "bootstrap over the users of the first seed (200 resamples).")  # fmt: skip
