@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from recprivacy.cli import app
@@ -51,6 +52,17 @@ def audit_run(tmp_path_factory) -> Path:
     assert "Run written to" in result.stdout
     (out / "stdout.txt").write_text(result.stdout)
     return only_run(out)
+
+
+def test_the_saved_config_holds_every_option_it_ran_with_and_reruns_to_itself(audit_run):
+    from recprivacy.config import load_config
+    from recprivacy.experiments.runner import resolve_config
+
+    saved = yaml.safe_load((audit_run / "config.yaml").read_text())
+    options = saved["study_options"]
+    assert options["membership"]["n_references"] == 8 and options["exposure"] and options["utility"], options
+    assert resolve_config(load_config(audit_run / "config.yaml")).to_dict() == saved
+    assert json.loads((audit_run / "results.json").read_text())["config"] == saved
 
 
 def test_the_audit_prints_its_answer_one_line_per_risk_within_columns(audit_run):
@@ -242,6 +254,8 @@ def test_audit_on_a_small_catalogue_fits_its_list_lengths(tmp_path):
     (section,) = [s for s in doc["sections"] if s["title"].startswith("Membership")]
     assert "fitted to the data (the default 100 does not fit: the catalogue has 90 items" in section["text"]
     assert 0.0 <= doc["metrics"]["membership/served/mlp/auc"] <= 1.0
+    k = doc["config"]["study_options"]["membership"]["k"]  # the saved config holds the length it ran with
+    assert k < 90 and f"`k` = {k}, fitted to the data" in section["text"]
     refused = invoke("audit", "--out", tmp_path / "again", *small, "--set", "study_options.membership.k=96")
     assert_one_line_error(refused, "study_options.membership.k=96 does not fit the data", "90 items")
     assert not (tmp_path / "again").exists()

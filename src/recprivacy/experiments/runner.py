@@ -12,7 +12,12 @@ at import time::
     register_study("membership", run_membership, MembershipOptions, "user-level membership inference")
 
 and is imported by ``recprivacy/experiments/__init__.py`` so the CLI sees it. The options are
-validated before any data are loaded, so a typo in ``study_options`` costs nothing.
+validated before any data are loaded, so a typo in ``study_options`` costs nothing. The config
+a run records and saves in ``config.yaml`` is resolved (``resolve_config``): it holds every
+option the run ran with, defaults filled in (by the options model's ``model_dump``, or the
+study's own ``resolve``, such as the audit's, which fills in each planned section's options),
+and what the study fitted to the data while it ran (the audit's list lengths). The study itself
+runs on the options as given, so it can still tell a value the user set from a default.
 
 A study on the study kit (``experiments.kit``) registers with ``resumable=True`` and takes a
 third argument, the ``Bench`` its cells run on: ``run(config, options, bench)``. ``run_config``
@@ -39,31 +44,40 @@ from recprivacy.models.training import use_threads
 from recprivacy.progress import plan, stage
 
 StudyFn = Callable[[Config, Any], Results]
+ResolveFn = Callable[[Any], dict[str, Any]]
+
+
+def dump_options(options: StudyOptions) -> dict[str, Any]:
+    """Every option of a validated options model, defaults included, as plain JSON values."""
+    return options.model_dump(mode="json")
 
 
 @dataclass(frozen=True)
 class Study:
-    """A registered study: its runner, options model, a one-line description, and whether its
-    cells run on the study kit (``run`` then takes a ``Bench``)."""
+    """A registered study: its runner, options model, a one-line description, whether its
+    cells run on the study kit (``run`` then takes a ``Bench``), and how its validated options
+    are written out in full (``resolve``)."""
 
     name: str
     run: StudyFn
     options: type[StudyOptions]
     description: str
     resumable: bool = False
+    resolve: ResolveFn = dump_options
 
 
 _STUDIES: dict[str, Study] = {}
 
 
 def register_study(
-    name: str, run: StudyFn, options: type[StudyOptions] = StudyOptions, description: str = "", resumable: bool = False
+    name: str, run: StudyFn, options: type[StudyOptions] = StudyOptions, description: str = "", resumable: bool = False,
+    resolve: ResolveFn = dump_options,
 ) -> Study:
     """Make ``study: <name>`` in a config run ``run(config, options)`` (``run(config, options,
-    bench)`` when ``resumable``)."""
+    bench)`` when ``resumable``); ``resolve`` writes its validated options out in full."""
     if name in _STUDIES and _STUDIES[name].run is not run:
         raise ValueError(f"study {name!r} is already registered by {_STUDIES[name].run.__module__}")
-    study = Study(name, run, options, description, resumable)
+    study = Study(name, run, options, description, resumable, resolve)
     _STUDIES[name] = study
     return study
 
@@ -80,17 +94,33 @@ def get_study(name: str) -> Study:
     return _STUDIES[name]
 
 
+def resolve_config(config: Config) -> Config:
+    """``config`` with its study options validated and written out in full (``Study.resolve``):
+    what the run records and saves. Resolving a resolved config changes nothing."""
+    study = get_study(config.study)
+    options = validate_options(study.options, config.study_options)
+    return config.model_copy(update={"study_options": study.resolve(options)})
+
+
+def _overlay(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with the values of ``top`` written over it, nested dicts key by key."""
+    both = {**base, **top}
+    return {k: _overlay(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v for k, v in both.items()}
+
+
 def run_study(config: Config, bench: Bench | None = None) -> Results:
     """Validate the study options, run the study within the configured thread budget
-    (``config.threads``, default every core; ``models.training.use_threads``), and stamp
-    seed and threads. ``bench``: where a study on the kit runs its cells (default: in this
-    process, records in memory); refused for a study not on the kit."""
+    (``config.threads``, default every core; ``models.training.use_threads``), stamp seed and
+    threads, and record the resolved options (module docstring). ``bench``: where a study on
+    the kit runs its cells (default: in this process, records in memory); refused for a study
+    not on the kit."""
     study = get_study(config.study)
     options = validate_options(study.options, config.study_options)
     if bench is not None:
         _require_kit(study)
     with use_threads(config.threads) as threads:
         results = study.run(config, options, bench or Bench()) if study.resumable else study.run(config, options)
+    results.config["study_options"] = _overlay(study.resolve(options), results.config.get("study_options", {}))
     results.seeds.setdefault("seed", config.seed)
     results.threads = threads
     return results
@@ -108,16 +138,16 @@ def run_config(
     ``executor`` runs the cells (default: in this process). See :mod:`.run_folder`.
     """
     study = get_study(config.study)
+    resolved = resolve_config(config)  # a bad option is refused before any folder is made
     if not study.resumable:
         if resume is not None or executor is not None:
             _require_kit(study)
         return _run_whole(config, out_root)
     if resume is not None:
-        folder, fresh = resume_run(resume, config)[0], False
+        folder, fresh = resume_run(resume, resolved)[0], False
     else:
-        validate_options(study.options, config.study_options)  # a bad option is refused before any folder is made
         out = _checked_out(config, out_root)
-        folder, fresh = open_run(config, out, new_results(config)), True
+        folder, fresh = open_run(resolved, out, new_results(config)), True
     _begin(config, f" in {folder}")
     try:
         results = run_study(config, Bench(RecordStore(folder), executor or InProcess()))

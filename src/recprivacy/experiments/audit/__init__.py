@@ -40,6 +40,7 @@ from recprivacy.experiments.audit.plan import (
     fit_list_length,
     holdout_fraction,
     plan_sections,
+    resolve_audit_options,
 )
 from recprivacy.experiments.audit.registry import (
     AuditContext,
@@ -52,7 +53,8 @@ from recprivacy.experiments.audit.utility import popularity_curves, random_ranki
 from recprivacy.experiments.audit.writer import UNDEFENDED, Risk, SectionWriter
 from recprivacy.experiments.runner import register_study
 
-register_study("audit", run_audit, AuditOptions, "train a target recommender and run every audit section")
+register_study("audit", run_audit, AuditOptions, "train a target recommender and run every audit section",
+               resolve=resolve_audit_options)
 
 __all__ = [
     "UNDEFENDED", "Audit", "AuditContext", "AuditOptions", "Risk", "SectionWriter", "audit_prepared", "audit_sections",

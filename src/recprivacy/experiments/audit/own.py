@@ -43,7 +43,7 @@ from recprivacy.data.served_lists import shown
 from recprivacy.errors import ConfigError, DataError, RecPrivacyError
 from recprivacy.experiments.audit.inputs import (Table, as_interactions, check_list_ids, deduplicated, features_by_internal_id,
                                                  held_rows, internal_users, source_of)
-from recprivacy.experiments.audit.plan import AuditOptions, plan_sections
+from recprivacy.experiments.audit.plan import AuditOptions, plan_sections, resolve_audit_options
 from recprivacy.experiments.audit.study import audit_prepared
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results
@@ -116,7 +116,8 @@ class Audit:
             Write it with ``Results.write(folder)``.
         """
         study_options = {"sections": None if self.sections is None else list(self.sections), **(self.options or {})}
-        plan = plan_sections(validate_options(AuditOptions, study_options))
+        options = validate_options(AuditOptions, study_options)
+        plan = plan_sections(options)
         data = self._prepare()
         check_cutoffs(self.ks, data)
         model = {"name": self.target.algorithm, "params": self.target.params} if self.target.algorithm else {}
@@ -124,6 +125,7 @@ class Audit:
                                    "dataset": {"name": data.full.name, "preprocessing": {"dedup": self.dedup}},
                                    "model": model, "eval": {"ks": list(self.ks)}, "study_options": study_options})  # fmt: skip
         results = new_results(config)
+        results.config["study_options"] = resolve_audit_options(options)
         results.config["target"] = {"kind": self.target.kind, "description": self.target.description}
         if not self.target.algorithm:
             del results.config["model"]

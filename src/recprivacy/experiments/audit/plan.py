@@ -63,6 +63,14 @@ def plan_sections(options: AuditOptions) -> list[tuple[AuditSection, Any]]:
     return [(s, validated[s.name]) for s in known.values() if options.sections is None or s.name in options.sections]
 
 
+def resolve_audit_options(options: AuditOptions) -> dict[str, Any]:
+    """Every setting of an audit, as a run saves it: ``sections``, ``holdout_users`` and each
+    planned section's options with their defaults (``plan_sections``); the options of a
+    section not planned are left out, as it does not run."""
+    return {"sections": options.sections, "holdout_users": options.holdout_users,
+            **{section.name: section_options.model_dump(mode="json") for section, section_options in plan_sections(options)}}
+
+
 def fit_list_length(section: str, options: Any, key: str, limit: int, limit_reason: str) -> tuple[Any, list[str]]:
     """Fit the list length ``options.<key>`` to ``limit`` (the longest list the data allow).
 

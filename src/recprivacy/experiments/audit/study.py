@@ -77,6 +77,7 @@ def audit_prepared(
     """
     plan_progress(["fit", *(f"section:{section.name}" for section, _ in plan)])  # the run's stages, for its ETA
     fitted = fit_plan(plan, data)
+    results.config["study_options"].update({s.name: options.model_dump(mode="json") for s, options, _ in fitted})
     target = make_target()
     have = available_inputs(data, target)
     writers, skipped = [], []
