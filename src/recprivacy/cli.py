@@ -45,8 +45,9 @@ from rich.table import Table as RichTable
 from recprivacy import cli_endpoint as ep
 from recprivacy.config import Config, default_audit_config, default_synthesize_config, load_config
 from recprivacy.errors import ConfigError, RecPrivacyError
-
+from recprivacy.models import MODEL_NAMES
 from recprivacy.progress import set_verbose, tracked
+
 if TYPE_CHECKING:
     from recprivacy.experiments import Results
     from recprivacy.experiments.target import Target
@@ -67,8 +68,23 @@ SetOption = Annotated[
     list[str] | None,
     typer.Option("--set", help="Override a config key, e.g. --set model.params.n_epochs=5 (repeatable)."),
 ]
-OutOption = Annotated[Path | None, typer.Option("--out", help="Folder of run folders (default: output.dir, 'runs').")]
-DataDirOption = Annotated[Path | None, typer.Option("--data-dir", help="Folder holding the dataset files.")]
+#: the ``--help`` panels of options shared by the commands
+DATA, OUTPUT = "Data and model", "Output"
+OutOption = Annotated[Path | None, typer.Option("--out", help="Folder of run folders (default: output.dir, 'runs').",
+                                                rich_help_panel=OUTPUT)]
+DataDirOption = Annotated[Path | None, typer.Option("--data-dir", help="Folder holding the dataset files.",
+                                                    rich_help_panel=DATA)]
+
+
+def examples(*lines: str) -> str:
+    """A command's ``--help`` epilog: ``Examples:`` and then one line each (rich help keeps a
+    paragraph per line)."""
+    return "\n\n".join(["Examples:", *lines])
+
+
+def _names(names: Sequence[str]) -> str:
+    """Choices as a help text lists them: ``a, b, c``."""
+    return ", ".join(names)
 
 
 def _version(value: bool) -> None:
@@ -115,19 +131,30 @@ def user_errors() -> Iterator[None]:
 # ---------------------------------------------------------------------------- studies
 
 
-@app.command()
+RUN_EXAMPLES = examples(
+    "recprivacy run configs/exposure/smoke-synthetic.yaml --set seed=1 --out runs",
+    "recprivacy run configs/federated/coat-table2.yaml --engine flower-sim --set dataset.data_dir=DIR",
+    "recprivacy run configs/membership/paper-main.yaml --executor ray --ray-address HOST:6379",
+    "recprivacy run --resume runs/20260101-120000-paper-main     (continue an interrupted run)",
+    "Studies: audit, dipsgnn, exposure, federated, matrix, membership, train, upcsdg (configs/<study>/*.yaml).")
+WHERE = "Where it runs"
+
+
+@app.command(epilog=RUN_EXAMPLES)
 def run(
     config: Annotated[Path | None, typer.Argument(help="YAML study configuration (default with --resume: "
                                                   "the one saved in RUN_DIR).")] = None,
     set_: SetOption = None,
     out: OutOption = None,
-    engine: Annotated[str | None, typer.Option("--engine", help="Federated studies: simulator, flower-sim or flower.")] = None,
+    engine: Annotated[str | None, typer.Option("--engine", help="Federated studies: simulator, flower-sim or flower.",
+                      rich_help_panel=WHERE)] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the interrupted run in this folder "
-                                                "(studies on the study kit): finished cells are kept.")] = None,
+                                                "(studies on the study kit): finished cells are kept.",
+                                                rich_help_panel=OUTPUT)] = None,
     executor: Annotated[str, typer.Option("--executor", help="Where the study's cells run: inprocess or ray "
-                                          "(the 'ray' extra).")] = "inprocess",
+                                          "(the 'ray' extra).", rich_help_panel=WHERE)] = "inprocess",
     ray_address: Annotated[str | None, typer.Option("--ray-address", help="A Ray cluster to join (default: "
-                                                    "a local Ray instance).")] = None,
+                                                    "a local Ray instance).", rich_help_panel=WHERE)] = None,
 ) -> None:  # fmt: skip
     """Run the study described by a YAML config and write its run folder."""
     with user_errors():
@@ -146,12 +173,12 @@ def run(
         _execute(loaded, out, resume=resume, executor=executor if kit_options else None, ray_address=ray_address)
 
 
-AUDIT_EXAMPLES = """Examples:\n\n
-  recprivacy audit                                        (built-in synthetic data, BPR-MF, every section)\n\n
-  recprivacy audit --dataset ml-100k --data-dir DIR --model lightgcn --seeds 3\n\n
-  recprivacy audit --sections membership,attribute --out runs\n\n
-  recprivacy audit --interactions inter.csv --lists lists.csv --members members.csv --user-features users.csv\n\n
-How to read the report: docs/reading-a-report.md"""
+AUDIT_EXAMPLES = examples(
+    "recprivacy audit                                        (built-in synthetic data, BPR-MF, every section)",
+    "recprivacy audit --dataset ml-100k --data-dir DIR --model lightgcn --seeds 3",
+    "recprivacy audit --sections membership,attribute --out runs",
+    "recprivacy audit --interactions inter.csv --lists lists.csv --members members.csv --user-features users.csv",
+    "How to read the report: docs/reading-a-report.md")
 BUILTIN, OWN, ATTACKS = "Built-in target (trained by the audit)", "Your own system", "Attacks and output"
 
 
@@ -265,28 +292,45 @@ def _audit_own(target: Target, base: Config, files: dict[str, Path | None], out:
 app.command()(ep.serve)
 
 
-@app.command()
+TRAIN_EXAMPLES = examples(
+    "recprivacy train                                           (BPR-MF on the built-in synthetic data)",
+    "recprivacy train --dataset ml-100k --data-dir DIR --model lightgcn --set model.params.n_epochs=50",
+    "recprivacy train --dataset data.inter --model itemcf --out runs     (your RecBole atomic file)")
+
+
+@app.command(epilog=TRAIN_EXAMPLES)
 def train(
-    dataset: Annotated[str, typer.Option("--dataset", help="Dataset name or path.")] = "synthetic",
-    model: Annotated[str, typer.Option("--model", help="Recommender name.")] = "bpr",
+    dataset: Annotated[str, typer.Option("--dataset", help="Dataset name or path (names: `recprivacy datasets "
+                                         "list`).", rich_help_panel=DATA)] = "synthetic",
+    model: Annotated[str, typer.Option("--model", help=f"Recommender: {_names(MODEL_NAMES)}.",
+                                       rich_help_panel=DATA)] = "bpr",
     data_dir: DataDirOption = None,
     set_: SetOption = None,
     out: OutOption = None,
-) -> None:
+) -> None:  # fmt: skip
     """Fit one recommender and evaluate it with full-ranking metrics."""
     with user_errors():
         _execute(_command_config(None, {"study": "train"}, dataset, data_dir, model, set_ or []), out)
 
 
-@app.command()
+MATRIX_EXAMPLES = examples(
+    "recprivacy matrix --data-dir DIR                         (ml-100k, BPR-MF, every defence)",
+    "recprivacy matrix --config configs/matrix/ml-100k.yaml --data-dir DIR     (the settings of RESULTS.md)",
+    "recprivacy matrix --dataset synthetic --set study_options.seeds=1 --set study_options.dpmf_epsilons=[1.0]",
+    "Settings (study_options): `recprivacy run` docs, docs/cli.md; the run's config.yaml lists every one it used.")
+
+
+@app.command(epilog=MATRIX_EXAMPLES)
 def matrix(
-    dataset: Annotated[str | None, typer.Option("--dataset", help="Dataset name or path (default: ml-100k).")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Target recommender, a factor model (default: bpr).")] = None,
+    dataset: Annotated[str | None, typer.Option("--dataset", help="Dataset name or path (default: ml-100k).",
+                       rich_help_panel=DATA)] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Target recommender, a factor model (default: bpr).",
+                     rich_help_panel=DATA)] = None,
     data_dir: DataDirOption = None,
     config: Annotated[Path | None, typer.Option("--config", help="Matrix config, e.g. configs/matrix/ml-100k.yaml.")] = None,
     set_: SetOption = None,
     out: OutOption = None,
-) -> None:
+) -> None:  # fmt: skip
     """Run every attack against every defence that applies to what it observes, on one dataset and target: a
     colour-coded matrix with frozen and adaptive attackers, utility costs, privacy statements and measured epsilon."""
     from recprivacy.experiments.matrix import default_matrix_config
@@ -295,15 +339,26 @@ def matrix(
         _execute(_command_config(config, default_matrix_config(), dataset, data_dir, model, set_ or []), out)
 
 
-@app.command()
+SYNTHESIZE_EXAMPLES = examples(
+    "recprivacy synthesize --out synth                         (the built-in synthetic data, k = 0.2, γ = 0.5)",
+    "recprivacy synthesize --dataset ml-100k --data-dir DIR --k 0.3 --gamma 0.4 --out synth",
+    "recprivacy synthesize --dataset logs.csv --privacy prefs.csv --out synth     (per-user k and γ)")
+PRIVACY = "Privacy of the release"
+
+
+@app.command(epilog=SYNTHESIZE_EXAMPLES)
 def synthesize(
-    out: Annotated[Path, typer.Option("--out", help="Folder to create public/ (release) and private/ (keep) in.")],
-    dataset: Annotated[str | None, typer.Option("--dataset", help="Dataset name or path (default: synthetic).")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Folder to create public/ (release) and private/ (keep) in.",
+                                      rich_help_panel=OUTPUT)],
+    dataset: Annotated[str | None, typer.Option("--dataset", help="Dataset name or path (default: synthetic).",
+                                                rich_help_panel=DATA)] = None,
     data_dir: DataDirOption = None,
-    privacy: Annotated[Path | None, typer.Option("--privacy", help="CSV/JSON of per-user k and gamma by original user id.")] = None,
-    k: Annotated[float, typer.Option("--k", help="Share of each user's items replaced, in (0, 1).")] = 0.2,
+    privacy: Annotated[Path | None, typer.Option("--privacy", help="CSV/JSON of per-user k and gamma by original user id.",
+                                                 rich_help_panel=PRIVACY)] = None,
+    k: Annotated[float, typer.Option("--k", help="Share of each user's items replaced, in (0, 1).",
+                                     rich_help_panel=PRIVACY)] = 0.2,
     gamma: Annotated[float, typer.Option("--gamma", help="Hard cap on a replacement's similarity to its original, in (0, 1); "
-                                                    "an item with no candidate within it is dropped.")] = 0.5,
+                                         "an item with no candidate within it is dropped.", rich_help_panel=PRIVACY)] = 0.5,
     config: Annotated[Path | None, typer.Option("--config", help="UPC-SDG config (dataset preparation, generator).")] = None,
     set_: SetOption = None,
 ) -> None:
@@ -333,10 +388,17 @@ def synthesize(
                         "(replacement map, per-user privacy in privacy_per_user.csv).", soft_wrap=True)
 
 
-@app.command()
+DEVICES_EXAMPLES = examples(
+    "recprivacy devices configs/federated/coat-table2.yaml --out deploy",
+    "recprivacy run configs/federated/coat-table2.yaml --engine flower --set study_options.superlink=127.0.0.1:9093",
+    "Deployment step by step: docs/flower.md")
+
+
+@app.command(epilog=DEVICES_EXAMPLES)
 def devices(
     config: Annotated[Path, typer.Argument(help="YAML config of a federated study.")],
-    out: Annotated[Path, typer.Option("--out", help="Folder to create devices/ in (one file per user and federation.json).")],
+    out: Annotated[Path, typer.Option("--out", help="Folder to create devices/ in (one file per user and federation.json).",
+                                      rich_help_panel=OUTPUT)],
     set_: SetOption = None,
 ) -> None:
     """Write a federated study's device files, one per user, for Flower SuperNodes on other machines: give
@@ -459,7 +521,7 @@ def _print_rows(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]
 # ---------------------------------------------------------------------------- datasets and reports
 
 
-@datasets_app.command("list")
+@datasets_app.command("list", epilog=examples("recprivacy datasets list --data-dir DIR"))
 def datasets_list(data_dir: DataDirOption = None) -> None:
     """The datasets recprivacy can load by name, and whether their files were found."""
     with user_errors():
@@ -470,7 +532,8 @@ def datasets_list(data_dir: DataDirOption = None) -> None:
         _print_rows("Datasets", columns, [[entry[c] for c in columns] for entry in entries])
 
 
-@datasets_app.command("describe")
+@datasets_app.command("describe", epilog=examples("recprivacy datasets describe ml-100k --data-dir DIR",
+                                                   "recprivacy datasets describe data.inter     (a file of your own)"))
 def datasets_describe(
     name: Annotated[str, typer.Argument(help="Dataset name or path.")],
     data_dir: DataDirOption = None,
@@ -484,7 +547,7 @@ def datasets_describe(
         _print_rows(f"Dataset {name}", ["", "value"], rows)
 
 
-@datasets_app.command("download")
+@datasets_app.command("download", epilog=examples("recprivacy datasets download ml-100k"))
 def datasets_download(name: Annotated[str, typer.Argument(help="ml-100k or ml-1m.")]) -> None:
     """Download a MovieLens release into the cache folder, checking its checksums."""
     with user_errors():
@@ -494,7 +557,8 @@ def datasets_download(name: Annotated[str, typer.Argument(help="ml-100k or ml-1m
         Console().print(f"{name} is in {folder}", soft_wrap=True)
 
 
-@app.command()
+@app.command(epilog=examples("recprivacy report runs/20260101-120000-audit-synthetic-bpr",
+                             "How to read the report: docs/reading-a-report.md"))
 def report(run_dir: Annotated[Path, typer.Argument(help="A run folder (holding results.json).")]) -> None:
     """Render report.md and report.html of a run folder again from its results.json."""
     with user_errors():
