@@ -696,7 +696,8 @@ def rejudged(c: dict) -> Judged:
     chance = c["chance"] if "chance" in c else (0.5 if c["metric"] == "ROC AUC" else None)
     positives, negatives = (c.get(k) for k in SAMPLE_COLUMNS)
     sample = None if positives is None else users_sample(positives) if negatives is None else Sample(positives, negatives)
-    return judged(value, c["baseline"], c["baseline name"], margin, chance=chance, sample=sample)
+    return judged(value, c["baseline"], c["baseline name"], margin, chance=chance, sample=sample,
+                  attack=c.get("strongest attack") or "")
 
 
 def matrix_cell(cells: dict[tuple[str, str], Cell], defence: str, attack: str) -> str:

@@ -13,6 +13,7 @@ import pytest
 
 from recprivacy import Matrix
 from recprivacy.experiments.matrix.plan import ATTACKS
+from recprivacy.experiments.membership.compare import ATTACK_NAMES
 from recprivacy.metrics.verdict import ATTACK_WORDS, DEFENCE_WORDS, RULE
 from rejudge import check_matrix
 
@@ -117,6 +118,8 @@ def test_dpmf_and_upcsdg_membership_cells_have_an_adaptive_attacker(results):
         assert set(cells) == {"frozen", "adaptive"}, cells
         # the audit's strongest attack against the strongest baseline: a blind guess or a history statistic
         assert all(0 <= c["value"] <= 1 and c["baseline"] >= 0.5 for c in cells.values())
+        # the long table names the strongest of the attacks each attacker ran
+        assert all(c["strongest attack"] in ATTACK_NAMES.values() for c in cells.values()), cells
 
 
 def test_the_matrix_writes_its_figures_and_csv(results, tmp_path):
@@ -153,7 +156,9 @@ def test_upload_defences_get_rows_of_their_own_federated_system_and_only_the_upl
     assert sorted((r[0], r[2]) for r in long) == [("none", "adaptive"), ("none", "frozen"), ("uploads_apm", "adaptive"),
                                                   ("uploads_apm", "frozen"), ("uploads_fdpmf", "adaptive"),
                                                   ("uploads_fgerai", "adaptive"), ("uploads_fgerai", "frozen")]
-    assert all(r[3] == "weighted F1" and r[8] == "better of majority-class and uniform guess" for r in long)
+    columns = results.tables["matrix-cells"].columns
+    long = [dict(zip(columns, r)) for r in long]
+    assert all(r["metric"] == "weighted F1" and r["baseline name"] == "better of majority-class and uniform guess" for r in long)
     statements = {r[0]: r[1] for r in results.tables["matrix-statements"].rows}
     assert "local differential privacy" in statements["APM (adaptive per-component LDP on uploads)"]
 

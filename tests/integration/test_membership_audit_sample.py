@@ -1,6 +1,6 @@
 """The membership section on seeded samples of users (issue 33): ``max_users`` caps the
-non-member, shadow and item-vector groups (members: as many as non-members), the section says
-so, and a cap at least as large as the groups changes nothing."""
+member, non-member, shadow and item-vector groups, the section says so, and a cap at least as
+large as the groups changes nothing."""
 
 import numpy as np
 
@@ -24,7 +24,7 @@ def _groups(results) -> dict:
 
 
 def test_groups_are_capped_and_the_section_says_so():
-    capped, everyone, large = _audit(12), _audit(None), _audit(45)
+    capped, everyone, large = _audit(12), _audit(None), _audit(210)
     groups = _groups(capped)
     # 90 held-out users: 45 non-members, 22 shadow users (11 members, 11 non-members), 23 vector users
     assert _groups(everyone)["target non-members (held out)"] == 45
@@ -32,6 +32,7 @@ def test_groups_are_capped_and_the_section_says_so():
     assert groups["shadow members"] + groups["shadow non-members"] == 12 and groups["item-vector users"] == 12
     text = "\n".join(s.text for s in capped.sections)
     assert "Each group is a seeded random sample of at most 12 of the 90 held-out users" in text
-    assert "Each group is a seeded random sample" not in "\n".join(s.text for s in everyone.sections)
+    assert "The members are a seeded random sample of 12 of the 210 trained users" in text
+    assert "seeded random sample" not in "\n".join(s.text for s in everyone.sections + large.sections)
     np.testing.assert_equal(large.metrics, everyone.metrics)        # NaN (unresolvable TPR) equals NaN
     assert _groups(large) == _groups(everyone)

@@ -94,10 +94,11 @@ class Cell:
 
 
 def judged(value: Estimate, baseline: float, name: str, margin: Estimate, *, chance: float | None = None,
-           sample: Sample | None = None) -> Judged:  # fmt: skip
-    """``Judged`` with the verdict of ``metrics.verdict.judge_attack``."""
+           sample: Sample | None = None, attack: str = "") -> Judged:  # fmt: skip
+    """``Judged`` with the verdict of ``metrics.verdict.judge_attack``; ``attack`` names the
+    strongest of several attacks when the attacker ran more than one."""
     verdict = judge_attack(value, baseline, margin, name, chance=chance, sample=sample)
-    return Judged(value, baseline, name, margin, verdict, chance, sample)
+    return Judged(value, baseline, name, margin, verdict, chance, sample, attack=attack)
 
 
 def labelled_sample(labels: np.ndarray) -> Sample:

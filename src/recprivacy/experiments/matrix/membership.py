@@ -5,7 +5,8 @@ users, its randomizer), under the ``served`` protocol.
 One lab holds every world's model as a target, so the item vectors, the undefended shadow
 and its attack model are built once. Per world:
 
-* *frozen*: the shadow of the undefended algorithm (``config.model``) attacks the world's model;
+* *frozen*: the shadow and the LiRA / RMIA references of the undefended algorithm
+  (``config.model``) attack the world's model;
 * *adaptive*: the shadow is trained the way the world's model was, defence included
   (``World.refit``, given to the lab as the factory of the world's algorithm name: a DPMF at the
   same epsilon, or the target algorithm retrained on a UPC-SDG release of the shadow's data),
@@ -26,10 +27,10 @@ from recprivacy.experiments.membership.lab import LabOptions, MembershipLab
 from recprivacy.config import Config, StudyOptions
 from recprivacy.experiments.audit import AuditContext
 from recprivacy.experiments.matrix.cells import Cell, Judged
-from recprivacy.experiments.membership.compare import Scored, judge, name_of, score_all
+from recprivacy.experiments.membership.compare import judge, name_of, score_all
 from recprivacy.experiments.matrix.plan import ATTACKS, not_applicable
 from recprivacy.experiments.matrix.world import World
-from recprivacy.experiments.membership.audit import audit_partition
+from recprivacy.experiments.membership.audit import audit_partition, trained_like
 from recprivacy.experiments.membership.collect import randomizer
 from recprivacy.experiments.target import Target
 from recprivacy.experiments.train import PreparedData
@@ -60,7 +61,8 @@ def membership_column(config: Config, options: MatrixOptions, data: PreparedData
     partition = audit_partition(ctx, o.min_interactions, config.seed)
     name, algorithm = data.full.name, config.model.name
     lab_options = LabOptions(min_interactions=o.min_interactions, item_coverage="init", holdout="none",
-                             model_params={algorithm: dict(config.model.params)}, n_references=o.n_references)  # fmt: skip
+                             model_params={algorithm: trained_like(worlds[0].model, config.model.params)},
+                             n_references=o.n_references)  # fmt: skip
     targets = {(name, "target", algorithm if w is worlds[0] else w.spec.key): w.model for w in worlds}
     refits = {w.spec.key: w.refit for w in worlds if w.refit is not None}
     lab = MembershipLab({name: data.full}, lab_options, seed=config.seed, partitions={name: partition},
@@ -98,14 +100,10 @@ def _reference_trainer(refit: Any, seed: int) -> Any:
 
 
 def strongest(lab: MembershipLab, spec: LabSpec) -> Judged:
-    """Every attack the audit runs on ``spec``'s targets (the calibrated ones only when shadow
-    and target are trained the same way), judged as the audit judges them: the strongest attack
-    by ROC AUC against the strongest baseline, named in the cell."""
-    if spec.shadow == spec.target:
-        scored = score_all(lab, spec)
-    else:
-        outcome = lab.run(spec)
-        scored = Scored(outcome.labels, {"mlp": outcome.scores, **lab.output_statistic_scores(spec)}, lab.history_scores(spec))
-    j = judge([scored])
+    """Every attack the audit runs on ``spec``'s targets (LiRA and RMIA on references of the
+    shadow's algorithm: the undefended one for the frozen attacker, the defended one for the
+    adaptive), judged as the audit judges them: the strongest attack by ROC AUC against the
+    strongest baseline, named in the cell."""
+    j = judge([score_all(lab, spec)])
     return Judged(j.attack, j.baseline.value, name_of(j.best_baseline), j.margin, j.verdict, 0.5, j.sample,
                   attack=name_of(j.best_attack))

@@ -18,7 +18,7 @@ from recprivacy.metrics.epsilon import judge_claim
 from recprivacy.metrics.verdict import RULE
 from recprivacy.report.figures import FrontierPanel, frontier_plot, heatmap
 
-LONG_COLUMNS = ["defence", "attack", "attacker", "metric", "value", "low", "high", "baseline", "baseline name",
+LONG_COLUMNS = ["defence", "attack", "attacker", "strongest attack", "metric", "value", "low", "high", "baseline", "baseline name",
                 "margin", "margin low", "margin high", "chance", "members (or users)", "non-members", "verdict",
                 "change vs undefended", "defence verdict", "reason"]  # fmt: skip
 
@@ -139,10 +139,10 @@ def _long_rows(worlds: list[Any], changes: dict[tuple[str, str], Change | None])
             cell, change = w.cells[a.key], changes[w.spec.key, a.key]
             tail = [change_text(change) if change else "", change.verdict.label if change else "", cell.reason]
             if cell.best is None:
-                rows.append([w.spec.key, a.key, "", a.metric] + [None] * 11 + [""] + tail)
+                rows.append([w.spec.key, a.key, "", "", a.metric] + [None] * 11 + [""] + tail)
             for name, j in attackers(cell):
                 s = j.sample
-                rows.append([w.spec.key, a.key, name, a.metric, j.value.value, j.value.low, j.value.high, j.baseline,
+                rows.append([w.spec.key, a.key, name, j.attack or "", a.metric, j.value.value, j.value.low, j.value.high, j.baseline,
                              j.baseline_name, j.margin.value, j.margin.low, j.margin.high, j.chance,
                              s.positives if s else None, s.negatives if s else None, j.verdict.text] + tail)  # fmt: skip
     return rows

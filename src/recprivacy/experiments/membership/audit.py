@@ -10,8 +10,8 @@ Who plays which part:
   get the largest share (the paper's thirds gave 94 of them on ml-100k) because TPR at 1% FPR
   needs at least 100 non-members to be measured at all and 500 to be measured well; the group
   table says how many there were;
-* the target's **members** are as many randomly drawn training users (with at least
-  ``min_interactions`` interactions) as there are non-members;
+* the target's **members** are every training user with at least ``min_interactions``
+  interactions (a seeded sample of ``max_users`` when there are more): every member is attacked;
 * protocol ``served``: members see the audited target's top-k (training items excluded);
   non-members are served by the target from the same share of their own history that members
   trained on (the rest is held out the same way), as a deployed system serves a new user;
@@ -30,6 +30,11 @@ Who plays which part:
   function) and names none gets the candidate (``MIMIC_CANDIDATES``) whose lists agree most with
   the target's for the held-out users (``mimicry``, issue 47); the report names the algorithm
   and every candidate's agreement;
+* the adversary's shadow and references train as many epochs as the target's kept weights
+  did (``trained_like``) when the target stopped early on validation data the adversary lacks;
+  the number of references is ``n_references`` (8 by default, chosen by measurement:
+  ``benchmarks/strongest_attacker.py``); ``thorough`` raises it to ``THOROUGH_REFERENCES`` and
+  trains them on as many users as the target (``mimic_size``);
 * ``seeds`` repeats all of it with new groups and shadows (``seed``, ``seed + 1``, ...); every
   number is combined over the seeds the same way (mean, t interval) and each seed's value is
   kept; the verdict is on ROC AUC, the best attack against the strongest baseline
@@ -51,7 +56,7 @@ from typing import Any
 
 import numpy as np
 from scipy import sparse
-from pydantic import Field, PositiveInt, field_validator
+from pydantic import Field, PositiveInt, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from recprivacy.experiments.membership.lab import AttackSpec, LabOptions, MembershipLab
@@ -62,7 +67,8 @@ from recprivacy.defenses.popularity_randomization import PopularityRandomization
 from recprivacy.data.interactions import Interactions
 from recprivacy.experiments.audit import AuditContext, SectionWriter, fit_list_length, register_audit_section
 from recprivacy.experiments.train import PreparedData
-from recprivacy.experiments.membership.audit_groups import ServedRecommender, audit_partition, eligible_heldout
+from recprivacy.experiments.membership.audit_groups import (ServedRecommender, audit_partition, eligible_heldout,
+                                                               eligible_trained)
 from recprivacy.experiments.membership.cells import randomizer
 from recprivacy.experiments.membership.compare import (FPRS, Judgement, Scored, auc_metric, combined, fpr_key, judge,
                                                       margin_of, name_of, per_seed, sample_of, score_all, secondary_rows)
@@ -71,13 +77,19 @@ from recprivacy.models import MODELS, make_model
 from recprivacy.privacy.accounting import PrivacyStatement
 
 
+#: reference recommenders of the ``thorough`` preset (``benchmarks/strongest_attacker.py``)
+THOROUGH_REFERENCES = 32
+
+
 class MembershipAuditOptions(StudyOptions):
     """List length ``k``, item-vector size ``l`` (``n_factors``), the minimum history of a
     user the attack considers, the defence's ``alpha``, the number of ``seeds`` and of
     reference recommenders for LiRA / RMIA; ``max_users``: at most this many non-members (as
     many members), shadow and item-vector users each, seeded samples (None: every eligible user);
     ``mimic_size``: references also train on the target's members the attack leaves out, so that
-    they train on as many users as the target (``reference_filler``)."""
+    they train on as many users as the target (``reference_filler``); ``thorough``: the preset of
+    a longer audit, ``THOROUGH_REFERENCES`` references (unless ``n_references`` is given) of the
+    target's size (``mimic_size``)."""
 
     k: PositiveInt = 100
     n_factors: PositiveInt = 100
@@ -88,6 +100,15 @@ class MembershipAuditOptions(StudyOptions):
     shadow_algorithm: str | None = None
     max_users: PositiveInt | None = 2000
     mimic_size: bool = False
+    thorough: bool = False
+
+    @model_validator(mode="after")
+    def _preset(self) -> MembershipAuditOptions:
+        if self.thorough:
+            if "n_references" not in self.model_fields_set:
+                self.n_references = THOROUGH_REFERENCES
+            self.mimic_size = True
+        return self
 
     @field_validator("shadow_algorithm")
     @classmethod
@@ -206,6 +227,17 @@ class SeedRun:
     defended: np.ndarray
 
 
+def trained_like(model: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """The target's parameters with ``n_epochs`` fixed to the epochs its kept weights trained for
+    when it stopped early on validation data: the adversary's shadow and references have no
+    validation data, so without this they train every epoch of ``n_epochs`` and overfit their
+    members far more than the target did, and LiRA / RMIA calibrate on the wrong distribution."""
+    history = getattr(model, "history_", None)
+    if history is None or history.best_epoch < 0:
+        return dict(params)
+    return {**params, "n_epochs": history.best_epoch + 1}
+
+
 def reference_filler(ctx: AuditContext, partition: Partition) -> Interactions:
     """The target's training interactions of the members the attack leaves out: every reference
     trains on them too, so that it trains on about as many users as the target did (issue 47)."""
@@ -222,7 +254,7 @@ def run_seed(ctx: AuditContext, o: MembershipAuditOptions, seed: int) -> SeedRun
         return None
     name = ctx.data.full.name
     algorithm = ctx.config.model.name if ctx.model is not None else "target"
-    params = dict(ctx.config.model.params) if ctx.model is not None else {}
+    params = trained_like(ctx.model, ctx.config.model.params) if ctx.model is not None else {}
     options = LabOptions(min_interactions=o.min_interactions, item_coverage="init", holdout="none",
                          model_params={algorithm: params}, n_references=o.n_references)  # fmt: skip
     trainer = adversary_trainer(ctx, o, seed)
@@ -251,11 +283,19 @@ def membership_section(ctx: AuditContext, out: SectionWriter) -> None:
     out.write(adversary_text(ctx, o, agreement))
     for name, value in agreement.items():
         out.add_metric(f"mimicry/{name}", value)
-    eligible = len(eligible_heldout(ctx, o.min_interactions))
-    if o.max_users is not None and eligible // 2 > o.max_users:
+    _write_caps(out, o, len(eligible_heldout(ctx, o.min_interactions)), len(eligible_trained(ctx, o.min_interactions)))
+
+
+def _write_caps(out: SectionWriter, o: MembershipAuditOptions, eligible: int, trained: int) -> None:
+    """Say which groups ``max_users`` capped (the intervals are over those samples)."""
+    if o.max_users is None:
+        return
+    if eligible // 2 > o.max_users:
         out.write(f"Each group is a seeded random sample of at most {o.max_users} of the {eligible} held-out users with at "
-                  f"least {o.min_interactions} interactions (`max_users`), members as many as non-members; the intervals "
-                  "above are over these samples.")  # fmt: skip
+                  f"least {o.min_interactions} interactions (`max_users`); the intervals above are over these samples.")  # fmt: skip
+    if trained > o.max_users:
+        out.write(f"The members are a seeded random sample of {o.max_users} of the {trained} trained users with at least "
+                  f"{o.min_interactions} interactions (`max_users`).")  # fmt: skip
 
 
 def _write(out: SectionWriter, o: MembershipAuditOptions, runs: list[SeedRun], statement: PrivacyStatement) -> None:

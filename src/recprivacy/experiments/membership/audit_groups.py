@@ -20,12 +20,18 @@ def eligible_heldout(ctx: AuditContext, min_interactions: int) -> np.ndarray:
     return ctx.data.heldout_users[ctx.data.full.user_counts()[ctx.data.heldout_users] >= min_interactions]
 
 
+def eligible_trained(ctx: AuditContext, min_interactions: int) -> np.ndarray:
+    """Users the target trained on with at least ``min_interactions`` interactions (the members)."""
+    return np.flatnonzero((ctx.data.train.user_counts() > 0) & (ctx.data.full.user_counts() >= min_interactions))
+
+
 def audit_partition(ctx: AuditContext, min_interactions: int, seed: int, max_users: int | None = None) -> Partition | None:
     """Target / shadow / vector groups around the audited target (module docstring), or None
-    when fewer than 6 held-out users have ``min_interactions`` interactions. ``max_users``
-    caps each of the non-member, shadow and vector groups (members: as many as non-members) at
-    a uniform random sample of that size (issue 33: the attack's cost is set by the sample, the
-    reference recommenders training on as many users as there are members)."""
+    when fewer than 6 held-out users have ``min_interactions`` interactions. Every trained user
+    with ``min_interactions`` interactions is a member the attack scores (issue 47: the held-out
+    users are split three ways, so there are fewer non-members; ROC AUC does not depend on the
+    balance). ``max_users`` caps each of the member, non-member, shadow and vector groups at a
+    uniform random sample of that size (issue 33: the attack's cost is set by the sample)."""
     full, counts = ctx.data.full, ctx.data.full.user_counts()
     rng = np.random.default_rng(seed)
     held = rng.permutation(eligible_heldout(ctx, min_interactions))
@@ -34,8 +40,7 @@ def audit_partition(ctx: AuditContext, min_interactions: int, seed: int, max_use
     n_out = max(len(held) // 2, 2)
     groups = np.split(held, [n_out, n_out + (len(held) - n_out) // 2])
     outsiders, shadow, vector = (g[:max_users] for g in groups)  # a prefix of a random permutation: a uniform sample
-    trained = np.flatnonzero((ctx.data.train.user_counts() > 0) & (counts >= min_interactions))
-    members = rng.choice(trained, size=min(len(outsiders), len(trained)), replace=False)
+    members = np.sort(rng.permutation(eligible_trained(ctx, min_interactions))[:max_users])
     half = len(shadow) // 2
     vector_data = full.subset_users(vector)
     coverage = {"items": full.n_items, "items_without_vector_data": int((vector_data.item_counts() == 0).sum())}

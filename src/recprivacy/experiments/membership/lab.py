@@ -451,10 +451,14 @@ class MembershipLab:
 
     def calibrated_scores(self, spec: AttackSpec) -> dict[str, np.ndarray]:
         """LiRA (online, offline) and RMIA scores of the target users (``calibrated`` module) from
-        the ``calibration_statistics`` of their lists; the shadow users are RMIA's population."""
-        if spec.shadow != spec.target or spec.defense != "none" or spec.shadow_fraction != 1.0:
-            raise ConfigError("calibrated attacks need Assumption I without defence: shadow == target, defense='none'")
-        dataset, algorithm = spec.target
+        the ``calibration_statistics`` of their lists; the shadow users are RMIA's population.
+        The references are trained with the shadow's algorithm (the adversary's) on the target's
+        dataset: the target's own under Assumption I, the undefended algorithm for the matrix's
+        frozen attacker of a defended target."""
+        if spec.shadow[0] != spec.target[0] or spec.defense != "none" or spec.shadow_fraction != 1.0:
+            raise ConfigError("calibrated attacks need shadow and target on one dataset without defence "
+                              "(defense='none', shadow_fraction=1)")  # fmt: skip
+        dataset, algorithm = spec.target[0], spec.shadow[1]
         shadow, target = self.group(dataset, "shadow"), self.group(dataset, "target")
         refs = self.references(dataset, algorithm, spec.k)
         data, population_lists = union(shadow.data, target.data), self._population_lists(spec)

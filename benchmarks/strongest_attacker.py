@@ -1,0 +1,98 @@
+"""The strongest membership attacker at the default and the thorough setting (issue 47).
+
+On the targets of the served table (``benchmarks/membership_protocols.py``: the membership lab's
+partition, Assumption I, protocol ``served``, the same fixed epochs) plus ALS and NCF, every
+attack of the audit (the paper's MLP, LiRA online and offline, RMIA, the output statistics)
+against the history baselines; per target and setting the best attack chosen and judged as the
+audit does (``compare.judge``: mean over seeds, t interval at the Bonferroni level of the best of
+7), its TPR at 1% and 0.1% FPR (``compare.secondary_rows``; "not resolvable" where the sample
+cannot resolve it) and the CPU seconds of the whole setting. A setting is a number of reference
+recommenders: ``default`` is ``MembershipAuditOptions.n_references``, ``thorough`` is
+``THOROUGH_REFERENCES``; ``--references`` sweeps other counts (how the default was chosen).
+
+    RECPRIVACY_DATA=/work/shared/datasets python benchmarks/strongest_attacker.py --dataset ml-100k --seeds 3
+    RECPRIVACY_DATA=/work/shared/datasets python benchmarks/strongest_attacker.py --dataset ml-100k --seeds 1 \
+        --algorithms bpr,lfm --references 4,8,16,32
+
+Writes ``benchmarks/results/strongest_attacker-<dataset>.json`` (or ``--out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+from recprivacy.data.registry import load_dataset
+from recprivacy.experiments.membership.audit import THOROUGH_REFERENCES, MembershipAuditOptions
+from recprivacy.experiments.membership.compare import judge, name_of, score_all, secondary_rows
+from recprivacy.experiments.membership.lab import AttackSpec, LabOptions, MembershipLab
+
+ALGORITHMS = ("itemcf", "lfm", "bpr", "als", "lightgcn", "ncf")
+#: the served table's fixed epochs (no early stopping: the lab trains on members only); NCF at its default 20
+MODEL_PARAMS = {"bpr": {"n_epochs": 30}, "lightgcn": {"n_epochs": 15}}
+
+
+def settings(references: str | None) -> dict[str, int]:
+    """Setting name -> number of reference recommenders."""
+    if references:
+        return {f"{n} references": int(n) for n in references.split(",")}
+    return {"default": MembershipAuditOptions().n_references, "thorough": THOROUGH_REFERENCES}
+
+
+def measure(data: Any, algorithm: str, seeds: list[int], n_references: int) -> dict[str, Any]:
+    """The best attack on one target over ``seeds`` with ``n_references`` references."""
+    options = LabOptions(model_params=MODEL_PARAMS, n_references=n_references)
+    spec = AttackSpec((data.name, algorithm), (data.name, algorithm), protocol="served")
+    start = time.process_time()
+    runs = [score_all(MembershipLab({data.name: data}, options, seed=seed), spec) for seed in seeds]
+    cpu = time.process_time() - start
+    j = judge(runs)
+    tprs = {metric: value.to_dict() for metric, value, *_ in secondary_rows(runs, j)}
+    return {"algorithm": algorithm, "n_references": n_references, "best_attack": j.best_attack,
+            "auc": j.attack.to_dict(), "per_seed": list(j.per_seed), "baseline": j.best_baseline,
+            "baseline_auc": j.baseline.to_dict(), "verdict": j.verdict.label, "tpr": tprs,
+            "n_members": j.sample.positives, "n_nonmembers": j.sample.negatives, "cpu_seconds": cpu}  # fmt: skip
+
+
+def row(setting: str, r: dict[str, Any]) -> str:
+    """One Markdown row."""
+    a = r["auc"]
+    tpr = " | ".join(f"{t['value']:.3f} [{t['low']:.3f}, {t['high']:.3f}]" if t["resolvable"]
+                     else f"not resolvable with n = {r['n_nonmembers']}" for t in r["tpr"].values())  # fmt: skip
+    return (f"| {r['algorithm']} | {setting} | {name_of(r['best_attack'])} | {a['value']:.3f} [{a['low']:.3f}, {a['high']:.3f}] "
+            f"| {tpr} | {r['cpu_seconds']:.0f} |")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="ml-100k")
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--algorithms", default=",".join(ALGORITHMS))
+    parser.add_argument("--references", default=None, help="comma-separated reference counts instead of the two settings")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    data = load_dataset(args.dataset, Path(os.environ.get("RECPRIVACY_DATA", "../shared/datasets")) / args.dataset)
+    out = Path(args.out or Path(__file__).parent / "results" / f"strongest_attacker-{args.dataset}.json")
+    records = []
+    print("| target | setting | best attack | ROC AUC [t interval] | TPR@1%FPR | TPR@0.1%FPR | CPU s |\n|---|---|---|---|---|---|---|")
+    for setting, n in settings(args.references).items():
+        for algorithm in args.algorithms.split(","):
+            record = {"setting": setting, **measure(data, algorithm, list(range(args.seeds)), n)}
+            records.append(record)
+            print(row(setting, record), flush=True)
+    meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"shared 2-core VM ({platform.machine()})", "dataset": args.dataset,
+            "seeds": args.seeds, "model_params": MODEL_PARAMS, "command": "python benchmarks/strongest_attacker.py "
+            + " ".join(f"--{k} {v}" for k, v in vars(args).items() if v is not None and k != "out")}  # fmt: skip
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".partial")
+    tmp.write_text(json.dumps({"meta": meta, "records": records}, indent=1))
+    tmp.replace(out)
+
+
+if __name__ == "__main__":
+    main()
