@@ -1,26 +1,28 @@
-"""Upload defences of paper 004: APM and the clip-and-noise baselines (digest §4-§5).
+"""Upload defences of paper 004: APM (§4, Eq. 12) and the clip-and-noise baselines of Table II.
 
 Every defence here is local: a client clips each uploaded parameter element-wise to
-``[-δ, δ]`` (digest G4: on the parameters, as in the paper, not on the update) and adds
-noise drawn from its own generator, once, right before upload (digest G2; the typeset
+``[-δ, δ]`` (on the parameters, as in the paper, not on the update; element-wise, which gives
+the sensitivity 2δ per scalar) and adds noise drawn from its own generator, once, right before
+upload (docs/decisions.md, "Federated attribute inference and APM (paper 004)"; the typeset
 Algorithm 2 adds it after every local epoch, which is not implemented).
 
 * ``apm`` -- Adaptive Privacy-preserving Mechanism, Eq. 12: Laplace noise ``Lap(0, λ_c)``
   with ``λ_c = 2δ / p(c)`` and ``p(c) = ε_min + (ε_max - ε_min)/3 · l(c)`` for the
-  resistance level ``l(c)`` of component ``c``. Presets of ``l`` (digest G1):
+  resistance level ``l(c)`` of component ``c``. Presets of ``l`` (the paper orders the
+  components differently in Eq. 11 and in §5.7):
   ``paper_sec5_7`` (default, the setting behind every reported number: user 0, mlp1 1,
   mlp2 2, item 3, i.e. ε 30/40/50/60) and ``paper_eq11`` (Eq. 11 and Algorithm 2: user 0,
   item 1, mlp1 2, mlp2 3). The ``auto`` preset (rank by measured leakage) is not implemented.
 * ``fixrec_max`` / ``fixrec_min`` -- APM's fixed-budget ablations: uniform ε = ε_min (the
-  most noise, λ = 1/30) and ε = ε_max (λ = 1/60) with δ = 0.5 (§4.4).
+  most noise, λ = 1/30) and ε = ε_max (λ = 1/60) with δ = 0.5 (§5.7).
 * ``ldp`` -- FedNews and the "+LDP" rows of Table VI: uniform Laplace, ε = 40 (λ = 0.025,
-  digest G17).
+  = 2δ/ε; the paper does not give λ).
 * ``gaussian`` -- FedRec-GN: clip and ``N(0, σ²)`` with σ = 0.0354, the variance of
-  Laplace λ = 0.025 (digest G17).
+  Laplace λ = 0.025 (the paper does not give σ).
 
 Noise comes from ``recprivacy.privacy.mechanisms`` (``LaplaceMechanism`` with sensitivity
 ``2δ``, ``GaussianMechanism``). ``privacy_statement`` gives the honest claim the paper omits
-(digest §4.5, G23): each scalar is ``ε_c``-LDP for one release, so by basic composition one
+(the paper gives no accounting): each scalar is ``ε_c``-LDP for one release, so by basic composition one
 upload is ``Σ_c n_c ε_c``-LDP and a user who takes part in ``R`` rounds is ``R`` times that --
 millions, i.e. no meaningful formal protection; the paper's case is empirical (attack F1).
 """
@@ -141,7 +143,8 @@ DEFENCES = ("none", "apm", "fixrec_max", "fixrec_min", "ldp", "gaussian")
 
 def make_defence(name: str, delta: float = 0.5, eps_min: float = 30.0, eps_max: float = 60.0,
                  resistance: str = "paper_sec5_7", epsilon: float = 40.0, sigma: float = 0.0354) -> ClippedNoise | None:
-    """A defence by name (``DEFENCES``) with the digest's defaults; ``none`` is Pure FedRec."""
+    """A defence by name (``DEFENCES``) with the defaults above (δ 0.5, ε 30-60, λ 0.025,
+    σ 0.0354); ``none`` is Pure FedRec."""
     if name == "none":
         return None
     if name == "apm":

@@ -13,25 +13,27 @@ Two protections, stated separately (the paper never adds them up):
   in Frobenius norm, and Gaussian noise is added to both aggregations (Eq. 7):
   ``Ĥ_out = A_out H̄ + N(0, sigma² I)``, ``Ĥ_in = A_in H̄ + N(0, sigma² I)``, fresh for every
   step, direction and forward pass. The GRU's hidden state is the normalised item part
-  ``H̄[:, :d]`` (digest decision 6). Theorem 4.2 gives
+  ``H̄[:, :d]`` (the paper's remark and the reference code agree). Theorem 4.2 gives
   ``sigma = C sqrt(T) / (sqrt(2(ln(1/delta) + eps2)) - sqrt(2 ln(1/delta)))``.
 
-Decisions (digest 002, section 8):
+Decisions where the paper leaves a choice open (docs/decisions.md, "DIPSGNN (paper 002)"):
 
-* noise standard deviation is sigma (decision 1). The authors' released code adds
+* noise standard deviation is sigma, as Theorem 4.2 assumes. The authors' released code adds
   ``sigma**2 * randn``, i.e. standard deviation sigma², far less noise whenever sigma < 1
   (sigma = 0.2374 at C = 0.2, eps2 = 5 becomes 0.0564). That behaviour exists only behind
   ``noise_std_mode="sigma_squared_legacy"``, and ``privacy_statement`` then reports the
   epsilon the smaller noise actually gives;
-* noise is also added when scoring (``noise_at_inference=True``, decision 2): recommendations
+* noise is also added when scoring (``noise_at_inference=True``; Algorithm 4 has no separate
+  test-time pass): recommendations
   are what is released. ``False`` reproduces the reference code (no noise at test time) and
   leaves inference and validation passes without edge protection;
-* defaults C = 0.2, eps2 = 5, T = 1, eps1 = 20, delta = 2.5e-7 (ML-1M, decision 22);
-* the statement of the whole training run (decision 3) composes, with dp-accounting's RDP
+* defaults C = 0.2, eps2 = 5, T = 1, eps1 = 20, delta = 2.5e-7 (the paper's ML-1M setting:
+  ε2 = 5 and the best C of its Figure 6);
+* the paper's ε2 covers one forward pass; the statement of the whole training run composes, with dp-accounting's RDP
   accountant, every Gaussian release that touches one transition occurrence: every prefix
   whose input holds it (``SRGNN.edge_reuse``) x epochs run x T x 2 (A_out H̄ and A_in H̄
   both change when one count changes). Gradients flowing through ``A H̄`` into the weights
-  are not privatised (decision 28) and the statements say so;
+  are not privatised (outside the paper's guarantee, and not changed here) and the statements say so;
 * the feature reports and the aggregation noise come from ``noise``: operating-system entropy
   by default, seeded only in ``"simulation"`` mode; every statement names it;
 * DIPSGNN wraps its backbone, an ``SRGNN`` object with raw transition counts

@@ -1,5 +1,6 @@
 """DPMF: differentially private matrix factorisation by objective perturbation (Hua, Xia & Zhong,
-IJCAI 2015), the DPMF_exp / DPMF_imp baselines of paper 002 (Sec. 5.1.3, digest decision 26).
+IJCAI 2015), the DPMF_exp / DPMF_imp baselines of paper 002 (Sec. 5.1.3, which cites Hua et
+al. for them without their parameters).
 
 Objective over user factors ``u`` (kept in the unit ball) and item factors ``v``::
 

@@ -1,5 +1,6 @@
 """DP-SGD (Abadi et al., CCS 2016) as a privacy engine around a backbone and its optimizer: the
-DPSGD baseline of paper 002 (Sec. 5.1.3, digest decision 25) on the A-PGNN-style SR-GNN.
+DPSGD baseline of paper 002 (Sec. 5.1.3, which names it but gives no clipping norm, accountant
+or privacy unit) on the A-PGNN-style SR-GNN.
 
 Decision: as in Opacus, the model and the privacy engine are separate. ``DPSGD`` takes the
 backbone as an object (an ``SRGNN``, any adjacency or user mode; default raw counts and user

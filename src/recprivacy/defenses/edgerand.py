@@ -4,8 +4,8 @@ compared with (paper 002, Sec. 5.1.3; LapGraph with Gaussian instead of Laplace 
 For each forward pass, the session-local transition counts get i.i.d. noise on every entry of
 the real ``n_nodes x n_nodes`` block (padding nodes of the batch get none):
 ``Â_out = A_out + N(0, sigma_A²)``, ``Â_in = Â_outᵀ`` (post-processing), and the ordinary
-count aggregation runs on ``Â`` in all T steps, with no row normalisation (digest 002,
-decision 24). One count changes one entry by 1, so one release of ``Â_out`` is the Gaussian
+count aggregation runs on ``Â`` in all T steps, with no row normalisation (the paper names
+EdgeRand without these details). One count changes one entry by 1, so one release of ``Â_out`` is the Gaussian
 mechanism with L2 sensitivity 1 and ``sigma_A`` comes from Theorem 4.2's closed form with
 C = 1, T = 1: ``sigma_A = 1 / (sqrt(2(L + eps2)) - sqrt(2L))`` (1.1870 at eps2 = 5,
 delta = 2.5e-7). User features are perturbed exactly as in DIPSGNN (eps1, Algorithm 3).

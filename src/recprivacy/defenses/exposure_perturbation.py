@@ -20,14 +20,16 @@ replacement: ``uniform`` over the catalogue; ``popularity`` with probability pro
 the number of users whose log (exposed or clicked items) holds the item; ``batch_popularity``
 the same counted over the users of the current batch of ``batch_size`` pairs only (the code,
 ``batch_pool="logs"``), or the occurrences of each item in the batch's own slates
-(``batch_pool="slates"``, the digest's option: "items in the batch's exposure slates").
+(``batch_pool="slates"``: the items of the batch's exposure slates, a reading of the paper's
+"in-batch popularity" that the code does not take).
 Replacements may repeat an item already in the slate unless ``exclude_slate`` (the code).
 
 Utility: ``slate_accuracy`` is Acc* (Eq. 18) against the user's click set, and
 ``next_item_recall`` the slate's Recall@N on the user's real next item (simulated exposure).
 
-Decisions (digest decisions 23 and 25): the reference defaults to ``history`` rather than the
-digest's ``user``: the user's whole click set includes clicks made after the slate was shown,
+Decisions (docs/decisions.md, "Exposure leakage (paper 000)"): the reference defaults to
+``history`` rather than ``user`` (the mean of the user's whole click set, which the paper's
+Eq. 15 and the code use): the whole click set includes clicks made after the slate was shown,
 which a platform cannot know when it serves the slate and which are also the ground truth of
 Acc*, so ``user`` flatters the utility of dissimilar selection; ``user`` remains available.
 Sampling (the paper) is the default mode; ``deterministic`` reproduces the code.

@@ -1,8 +1,9 @@
 """Objective-perturbation baselines of paper 004 (Table II): F-GERAI, F-GERAI-NL, F-DPMF.
 
 The paper names the baselines and their family but gives neither their equations nor their
-budgets; this module follows the digest's decisions (§5, G15, G16), which are guesses at the
-paper's implementation and are flagged as such.
+budgets; this module's choices (docs/decisions.md, "Federated attribute inference and APM
+(paper 004)": ε_x = ε_f = 1, F-DPMF uploading its item table only with ε = 40) are guesses at
+the paper's implementation and are flagged as such.
 
 * ``FeatureLDP`` -- GERAI's first stage, on the device, once, before any training: the
   statistical features of ``x_u`` (already in [0, 1] by construction, ``federated.features``;
@@ -48,7 +49,7 @@ paper's implementation and are flagged as such.
 states its claim with ``privacy_statement``. Objective perturbation protects the *objective*
 (the labels as they enter the loss), not what the uploads reveal about ``x_u``: with F-GERAI-NL
 the true one-hot attributes enter ``z_u = E_U x_u`` unperturbed, so the zero columns of ``ΔE_U``
-still name them exactly (digest §3.5); the statements say so.
+still name them exactly (the zero-column rule, ``attacks.attribute.zero_column_attack``); the statements say so.
 """
 
 from __future__ import annotations
@@ -300,7 +301,7 @@ class FederatedBaseline:
 
 def make_baseline(name: str, blocks: dict[str, np.ndarray] | None = None, eps_x: float = 1.0, eps_f: float = 1.0,
                   eps_dpmf: float = 40.0) -> FederatedBaseline:
-    """A Table II baseline by name (``BASELINES``) with the digest's defaults; ``blocks`` are
+    """A Table II baseline by name (``BASELINES``) with this module's defaults; ``blocks`` are
     the one-hot attribute columns of the user features (F-GERAI randomises them)."""
     if name == "fgerai":
         blocks = {a: tuple(int(c) for c in cols) for a, cols in (blocks or {}).items()}

@@ -10,7 +10,8 @@ popular but random:
 2. keep the ``N_cand = k / α`` most popular as candidates (``α = N_rec / N_cand``, 0.1 by
    default, so 1000 candidates for k = 100);
 3. give each non-member ``k`` distinct candidates drawn uniformly at random, independently per
-   user (digest decision 20: without replacement, kept in the random draw order).
+   user (without replacement, kept in the random draw order; the paper does not say how the
+   list is ordered).
 
 Members' personalised lists are not touched. When ``k / α`` exceeds the catalogue, every
 item is a candidate (``n_candidates`` reports the number used).

@@ -38,7 +38,8 @@ from recprivacy.privacy.accounting import PrivacyStatement, check_positive
 from recprivacy.privacy.mechanisms import multi_feature_budget, perturb_features
 from recprivacy.privacy.randomness import NoiseMixin, check_mode
 
-#: the backbone of DIPSGNN and its baselines when none is given (digest 002, decisions 4-5)
+#: the backbone of DIPSGNN and its baselines when none is given: raw transition counts (the
+#: sensitivity-C calibration of Theorem 4.2 is over counts) and the perturbed user features
 DEFAULT_BACKBONE = {"adjacency": "count", "user_mode": "features"}
 _SRGNN_PARAMS = frozenset(inspect.signature(SRGNN.__init__).parameters) - {"self"}
 
