@@ -1,11 +1,11 @@
-"""The frozen user and item features UPC-SDG works on (paper 003, footnote 8; digest §2.0).
+"""The frozen user and item features UPC-SDG works on (paper 003, footnote 8).
 
 The paper pre-trains BPR-MF (d = 64) on the training split and uses its embeddings as fixed
-features; the generator never updates them (decision 10). They come from
+features; the generator never updates them. They come from
 
-* ``pretrain_bpr``: the project's BPR-MF (``models.make_model("bpr")``, decision 20: d = 64,
+* ``pretrain_bpr``: the project's BPR-MF (``models.make_model("bpr")``: d = 64,
   BPR with one uniform negative, early stopping on validation Recall@20; trained by LearnBPR's
-  SGD rather than the decision's Adam, see ``models.bpr``), or any fitted factor model (``FrozenEmbeddings.from_model``);
+  SGD rather than Adam, see ``models.bpr``), or any fitted factor model (``FrozenEmbeddings.from_model``);
 * ``FrozenEmbeddings.load``: an external PyTorch state dict with the keys
   ``embedding_user.weight`` and ``embedding_item.weight`` (the LightGCN code base's ``PureMF``,
   the format of the authors' ``mf-{dataset}-64.pth.tar``), checked against the dataset's sizes.

@@ -5,13 +5,13 @@ For a selected pair ``(u, i)`` with the user's similarity cap ``γ_u``:
 * latent query (Eq. 8): ``R_ui = W_2 [p_u; q_i; γ_u] + b_2`` (one linear layer, 2d+1 → d);
 * scores against every item (Eq. 9): ``h_ui = R_ui E_Iᵀ``;
 * every item of ``I_u`` gets ``−inf`` ("we sample the item not consumed by the user"), in
-  training and at export alike (digest decision 8; the released code only multiplied the
+  training and at export alike (the released code only multiplied the
   original item's score by 0);
-* training (Eqs. 11-12, decision 7): a straight-through Gumbel-softmax sample
+* training (Eqs. 11-12, τ = 1 by default): a straight-through Gumbel-softmax sample
   ``y = onehot(argmax(h + g)) − sg(ỹ) + ỹ`` with ``ỹ = softmax((h + g)/τ)``,
   ``g = −log(−log μ)``, ``μ ~ U(0, 1)``: one-hot forward values, gradients of ``ỹ`` backward;
   the generated embedding is ``q_v = y E_I``;
-* export (decision 9): deterministic argmax of the masked scores by default, or argmax after
+* export: deterministic argmax of the masked scores by default (the released code), or argmax after
   seeded Gumbel noise (a sample from ``softmax(h)``).
 
 ``candidates="authors"`` in ``UPCSDG`` reproduces the released code's masking instead, for
@@ -25,7 +25,7 @@ The Gumbel noise is drawn here from an explicit ``torch.Generator`` rather than 
 choice of the project takes its own seed.
 
 ``assign_replacements`` enforces at export that no user receives the same replacement twice
-(decision 8): each user's selected items are processed in ascending attention order, and each
+(so that ``|V_u| = |I_u|``): each user's selected items are processed in ascending attention order, and each
 takes its best-scored candidate that is neither one of the user's items nor already given to
 the user. The loop runs over *rank positions* with all users of a block at once, so its length
 is the largest number of replacements of one user, never the number of users; the scores of a

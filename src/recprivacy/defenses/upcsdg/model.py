@@ -16,7 +16,8 @@ original was rejected because the user asked for exactly that item to be hidden,
 the least similar candidate above the cap (it breaks the stated level). The cost is a user's
 ``|V_u| < |I_u|``; the drops are counted per user and in the summary (``release.py``).
 
-Objective (Eqs. 13-16, batch means by digest decision 5)::
+Objective (Eqs. 13-16; batch means where the paper writes sums, so that λ_s and λ_g keep
+their published meaning at any batch size)::
 
     L = L_D + λ_s L_s + λ_g L_g
     L_s = mean_(u,i,v) [f_sim(q_i, q_v) − γ_u]_+          (similarity hinge, Eq. 13)
@@ -25,7 +26,8 @@ Objective (Eqs. 13-16, batch means by digest decision 5)::
 ``L_D`` trains the selection module (``selection.py``), ``L_s`` and ``L_g`` the generator
 (``generation.py``); the two parameter sets are disjoint and the BPR-MF features are frozen.
 
-Training (digest decisions 11-12): shuffled mini-batches of ``batch_users`` users; per step the
+Training (the paper gives no loop; the released code's interaction sampling is not followed;
+docs/decisions.md, "UPC-SDG (paper 003)"): shuffled mini-batches of ``batch_users`` users; per step the
 attention over every item of each user, the hard lowest-``k`` selection with the current
 attention (no gradient), a straight-through Gumbel sample for every selected pair (at most
 ``max_pairs`` of them, drawn at random when a step selects more, to bound the ``pairs x items``
@@ -34,7 +36,8 @@ without a lower mean training loss, and the best-loss weights are kept (``fit_ep
 negated loss as its score), with one PyTorch thread as the factor models: on a shared machine
 a second thread waiting for a busy core slowed a tiny step by 30x.
 
-Ablations of the paper's Table 3 (decision 16) are options:
+Ablations of the paper's Table 3 (UPC-SDG_s, _r and _f, which the paper describes in a
+sentence each) are options:
 
 * ``selection="random"`` (UPC-SDG_s): a uniform random ``k``-share of each user's items, drawn
   afresh at every training step and once at export (from ``noise``); the generator is trained;
@@ -171,7 +174,7 @@ class UPCSDG(NoiseMixin):
     ----------
     lambda_s, lambda_g:
         Weights of the similarity hinge and the utility term (3, 1: the paper's Office and
-        Gowalla values; it used 5, 7 for Clothing, decision 6; set them per config).
+        Gowalla values; it used 5, 7 for Clothing; set them per config).
     beta, mean_pool, transform, dropout, hidden:
         Selection module (Eqs. 3-6): attention smoothing β (1), the 1/|I_u| factor (on), the
         form of ``f`` (``"mlp"`` with ``dropout`` 0.1, or the code's ``"code"``), hidden size
@@ -196,11 +199,12 @@ class UPCSDG(NoiseMixin):
         modules are trained on, a seeded sample; the release covers every user ("Decision
         (issue 33, training on a sample of users)" above).
     candidates:
-        ``"unconsumed"`` (default, decision 8: every item of ``I_u`` is excluded and no user gets
+        ``"unconsumed"`` (default, the paper's "not consumed by the user": every item of
+        ``I_u`` is excluded and no user gets
         the same replacement twice) or ``"authors"`` (compatibility: the released code's mask,
         see ``generation.authors_replacements``; the release then holds fewer distinct items).
     min_replace:
-        Least replacements per user (0: tiny users may keep every item, decision 1).
+        Least replacements per user (0: tiny users may keep every item).
     seed:
         Seeds parameter initialisation, batch order and the Gumbel noise of training.
     noise:

@@ -3,7 +3,7 @@
 Each user ``u`` chooses
 
 * ``k_u`` in (0, 1): the share of their training items that is replaced
-  (digest decision 1: Eq. 1 literally gives the overlap, the text means the replaced share);
+  (Eq. 1 literally gives the overlap; the text means the replaced share);
 * ``gamma_u`` in (0, 1): the cap on the similarity ``f_sim(q_i, q_v)`` between an original item
   and its replacement (Eq. 2; smaller is more private).
 

@@ -8,7 +8,8 @@ A ``SyntheticRelease`` holds
   other sources); public item features are kept.
 * ``replacements``: one row per written replacement — the user, the original item, its
   replacement, the order of choice (0 = lowest attention), the user's γ, ``f_sim`` of the pair
-  (the trained ``sim_mode``) and plain cosine (digest decision 19). Every row has
+  (the trained ``sim_mode``) and plain cosine (the paper's Figure 4 does not say which it
+  plots). Every row has
   ``f_sim ≤ γ``: a pair is written only when a replacement was found within the cap *and* its
   recomputed ``f_sim`` is within it (a guard against float rounding between the masked pick and
   this record).
@@ -18,7 +19,7 @@ A ``SyntheticRelease`` holds
   (``round(k_u |I_u|)``), replaced and dropped, the realised share of their items that is not
   released as it was (replaced or dropped) against their ``k``, the mean and largest ``f_sim``
   against their ``γ``, and whether their preferences came from the file or the default.
-* ``summary``: the same aggregated (decision 19 and the checklist's privacy report).
+* ``summary``: the same aggregated (mean ``f_sim``, mean cosine, share within ``γ``).
 
 ``write_release`` writes two folders (issue 29: whoever holds the replacement map can undo the
 protection, so it must never sit beside the released data):

@@ -3,13 +3,13 @@
 For user ``u`` with training items ``I_u`` and frozen embeddings ``p_u``, ``q_i``:
 
 * attention logit (Eq. 4): ``v_ui = hᵀ ReLU(W_1 [p_u; q_i] + b_1)`` (hidden size d, ``h``
-  without bias; digest decision 3);
+  without bias, as the paper writes it);
 * attention weight (Eq. 5): ``a_ui = exp(v_ui) / (Σ_{j∈I_u} exp(v_uj))^β``, computed in the log
   domain (``β = 1`` by default, so the weights of a user sum to 1);
 * pooled user (Eq. 3): ``t_u = (1/|I_u|) Σ_i a_ui q_i`` (the ``1/|I_u|`` factor behind
   ``mean_pool``, default on);
-* loss (Eq. 6, batch mean by decision 5): ``L_D = mean_u ‖f(t_u) − p_u‖²`` with ``f`` an MLP
-  with dropout, ``Linear(d,d) → ReLU → Dropout(0.1) → Linear(d,d)`` (decision 4), or the
+* loss (Eq. 6, a batch mean where the paper sums): ``L_D = mean_u ‖f(t_u) − p_u‖²`` with ``f`` an MLP
+  with dropout, ``Linear(d,d) → ReLU → Dropout(0.1) → Linear(d,d)`` (the paper does not give ``f``), or the
   released code's ``BatchNorm1d(d) → Linear(d,d)`` (``transform="code"``);
 * selection (Eq. 7): the ``round(k_u |I_u|)`` items with the *smallest* attention. The
   denominator of Eq. 5 is shared by a user's items, so ranking by ``a_ui`` is ranking by
@@ -61,7 +61,7 @@ class PairBatch:
 
 def replacement_counts(k: np.ndarray, sizes: np.ndarray, min_replace: int = 0) -> np.ndarray:
     """``round(k_u |I_u|)`` with halves rounded up, at least ``min(min_replace, |I_u|)``
-    (digest decision 1). A 1e-9 guard keeps float error (0.3·5 = 1.4999…) from moving a half."""
+    (``k_u`` is the replaced share). A 1e-9 guard keeps float error (0.3·5 = 1.4999…) from moving a half."""
     sizes = np.asarray(sizes, dtype=np.int64)
     counts = np.floor(np.asarray(k, dtype=np.float64) * sizes + 0.5 + 1e-9).astype(np.int64)
     return np.minimum(np.maximum(counts, np.minimum(min_replace, sizes)), sizes)

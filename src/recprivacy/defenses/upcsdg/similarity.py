@@ -1,6 +1,7 @@
 """Item-level similarity ``f_sim`` of UPC-SDG (paper 003, Eq. 2) on frozen item embeddings.
 
-Three modes (digest decision 2):
+Three modes (the paper calls ``f_sim`` a cosine but writes dot products, and its denominator
+``q_iᵀq_i`` need not be the largest):
 
 * ``paper`` (default), Eq. 2 with dot products anchored on the original item ``i``::
 
@@ -77,7 +78,7 @@ class ItemSimilarity:
             return self.pairs(originals, self.items[replacements])
 
     def cosine(self, originals: torch.Tensor, replacements: torch.Tensor) -> torch.Tensor:
-        """Plain cosine similarity between item ids (reported beside ``f_sim``, decision 19)."""
+        """Plain cosine similarity between item ids (reported beside ``f_sim``)."""
         return (self.unit[originals] * self.unit[replacements]).sum(-1)
 
     @property
