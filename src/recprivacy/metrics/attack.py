@@ -10,7 +10,7 @@ curve of those scores; threshold metrics from the hard decision ``score >= thres
 * ``advantage``: ``max_t TPR(t) - FPR(t)`` (Yeom et al. 2018; Youden's J).
 * ``balanced_accuracy``: ``(TPR + TNR) / 2`` of hard predictions. For one binary decision this
   equals ``(1 + TPR - FPR) / 2``, the area under the single-point ROC curve, which some papers
-  (e.g. the user-level membership inference paper, digest 001 §6) call "AUC".
+  (e.g. the user-level membership inference paper, 001) call "AUC".
 * ``empirical_epsilon``: the differential-privacy lower bound implied by the attack's error
   rates (Kairouz et al. 2015; Jagielski et al. 2020).
 

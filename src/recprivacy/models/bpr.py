@@ -22,7 +22,7 @@ Rendle et al. (§4.2, Fig. 4). With ``x = p_uᵀ(q_i − q_j)``, ``σ`` the logi
 applied to a mini-batch by summing the triples' updates, all computed from the values before
 the step (``bpr_sgd_step``; a row drawn twice moves twice, as LFM's rule in ``models.lfm``).
 
-Decision (issue 33): LearnBPR replaces the Adam of digest 003's decision 20 (Adam lr 1e-3,
+Decision (issue 33): LearnBPR replaces the Adam first planned for UPC-SDG's pre-training (Adam lr 1e-3,
 λ = 1e-4): on ml-100k it reaches a higher test Recall@20 in a fraction of Adam's epochs and CPU
 (the numbers: docs/decisions.md, "Speed and start-up"; records
 ``benchmarks/results/model_speed*.json``). An SGD step writes only the batch's rows and keeps no

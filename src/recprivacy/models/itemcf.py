@@ -12,7 +12,8 @@ On the binary user x item matrix ``R`` with ``N(i)`` the users of item ``i``:
   training is scored the same way from the history given to ``score_histories``.
 
 Ties, including the unscored items of users with short histories, are broken towards the more
-popular item, which pads a short list with popular items (decision 9 of the paper-001 digest).
+popular item, which pads a short list with popular items (paper 001 does not say how; its
+authors' files show padded lists).
 Everything is scipy.sparse: ``RᵀR`` once, a per-row top-k over dense chunks of rows
 (``torch.topk``), and sparse products at scoring time.
 """

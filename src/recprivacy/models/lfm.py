@@ -17,7 +17,8 @@ are the targets and there are no negatives.
 Decision: the update is applied to mini-batches, summing the per-sample steps (two samples of
 one user in a batch both move ``p_u``, computed from the same old values). With
 ``batch_size=1`` this is exactly the paper's rule; larger batches make it vectorised and fast.
-Defaults follow the digest: d = 100, N(0, 0.1²) initialisation, lr 0.01, λ 0.01, 20 epochs.
+Defaults: d = 100, N(0, 0.1²) initialisation, lr 0.01, λ 0.01, 20 epochs (paper 001 names
+LFM without a dimension or initialisation; docs/decisions.md, "Recommenders").
 
 Users not seen in training are folded in: ``p_u`` is the closed-form minimiser of the same
 objective with ``Q`` frozen, negatives taken in expectation (``foldin.ridge_fold_in``).

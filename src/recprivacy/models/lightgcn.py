@@ -11,7 +11,7 @@ non-linearity), and the final representation is the layer mean
 L2 on the batch's ego embeddings (``bpr.PairwiseRecommender``). Nodes without a training
 interaction have degree 0; their rows of ``Â`` are zero.
 
-Defaults follow the LightGCN paper and digest 003 (d = 64, K = 3, λ = 1e-4, batch 2048,
+Defaults follow the LightGCN paper and its reference code, as paper 003 uses them (d = 64, K = 3, λ = 1e-4, batch 2048,
 N(0, 0.1²) initialisation) except the learning rate: 2e-3 instead of the paper's 1e-3, the
 value RecBole-GNN's tuning selected for LightGCN on ml-1m (results/general/ml-1m.md): on
 ml-100k lr 1e-3 was still improving after 200 epochs, while 2e-3 peaked earlier and higher,

@@ -19,10 +19,11 @@ Readout (paper 002, Eqs. 10-12): with e_s the final state of position s and z_l 
     α_s = qᵀ σ(W_1 z_l + W_2 e_s + c)   (no softmax, padding masked)
     z_g = Σ_s α_s e_s,    z = W_3 [z_g ; z_l ; e_u],    score_i = zᵀ E_V[i]   for every item i
 
-trained with softmax cross-entropy over all items (the reference code's loss; digest 002,
-decision 9). Candidate vectors are the initial item embeddings (decision 8).
+trained with softmax cross-entropy over all items (the reference code's loss, in place of the
+BCE-style sum of DIPSGNN's Eq. 13). Candidate vectors are the initial item embeddings (as in
+the SR-GNN code; only the items of the input get GNN states).
 
-Decisions (digest 002 and the SR-GNN code):
+Decisions (paper 002 where it is silent, and the SR-GNN code; docs/decisions.md, "DIPSGNN (paper 002)"):
 
 * the linear map follows the aggregation, ``(A H) W + b``, in every variant (SR-GNN computes
   ``A (H W + b)``, which differs only in how the bias is weighted by the degree);
@@ -30,8 +31,8 @@ Decisions (digest 002 and the SR-GNN code):
   "-U" variants) or ``"features"`` (``x_u E_U`` without bias, x_u the encoded user features,
   ``data.features.encode_features``);
 * every parameter starts U(-1/sqrt(d), 1/sqrt(d)) (SR-GNN); Adam (lr 0.01, weight decay 1e-5),
-  learning rate x0.1 after epochs 2, 5 and 8 (the reference code's effective schedule,
-  decision 20), batch 100, 10 epochs, the epoch with the best validation Recall@20 kept;
+  learning rate x0.1 after epochs 2, 5 and 8 (the reference code's effective schedule; the
+  paper only says the rate was tuned), batch 100, 10 epochs, the epoch with the best validation Recall@20 kept;
 * training samples are all prefixes of each user's training sequence (n - 1 per sequence);
   without ``valid``, a random ``valid_fraction`` of them is held out for epoch selection
   (the SR-GNN/DIPSGNN protocol); with ``valid`` (the generic ``train``/``audit`` protocol)
@@ -335,7 +336,7 @@ class SRGNNNet(nn.Module):
 
     def candidates(self) -> torch.Tensor:
         """Item vectors the session vector is scored against: the initial embeddings of
-        every item (digest 002, decision 8), ``[n_items, hidden]``."""
+        every item (as the SR-GNN code, not their GNN states), ``[n_items, hidden]``."""
         return self.item_emb.weight[: self.n_items]
 
     def forward(self, graphs: SessionGraphs, users: torch.Tensor) -> torch.Tensor:

@@ -16,7 +16,8 @@ What is here and where it comes from:
   ``ZCDPAccountant`` adds up zero-concentrated-DP ``rho`` in closed form and converts with
   ``eps = rho + 2 sqrt(rho ln(1/delta))`` -- the very conversion inside Theorem 4.2, so that a
   composed DIPSGNN figure for one release equals the paper's nominal eps2.
-* ``dipsgnn_composed_statement`` -- the audit accountant of the DIPSGNN digest (decision #3):
+* ``dipsgnn_composed_statement`` -- what a whole DIPSGNN training run spends per edge (the
+  paper's ε2 covers one forward pass; docs/decisions.md, "DIPSGNN (paper 002)"):
   one edge is released ``prefix_reuse x epochs x T x (2 if A_out and A_in are both counted)``
   times, each release a Gaussian with noise multiplier ``sigma / C``.
 
@@ -489,7 +490,7 @@ def dipsgnn_composed_statement(
     count_in_out: bool = True,
     accountant: str = "zcdp",
 ) -> PrivacyStatement:
-    """Honest edge-level epsilon of a whole DIPSGNN training run (digest 002, decision #3).
+    """Honest edge-level epsilon of a whole DIPSGNN training run (the paper states one forward pass).
 
     One edge is released ``prefix_reuse`` (training prefixes that contain it) x ``epochs`` x
     ``T`` x (2 when both A_out·H̄ and A_in·H̄ are counted) times, each a Gaussian release with

@@ -13,7 +13,7 @@
 * ``multi_feature_budget`` / ``perturb_features`` -- DIPSGNN Algorithm 3 (after Wang et al.
   2019): ``k = max(1, min(n, floor(eps / 2.5)))`` features sampled per user, each with eps/k;
   numerical features through PM and rescaled by n/k, categorical ones through OUE; the n - k
-  features not sampled are zero (the paper's choice, digest 002 decision #11; the released
+  features not sampled are zero (the paper's choice; the released
   code leaves them unperturbed, which breaks the LDP proof).
 
 Categorical mechanisms share the frequency oracle of Wang et al. (2017): the fraction of
