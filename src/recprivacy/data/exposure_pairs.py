@@ -1,8 +1,9 @@
-"""(B, E) pairs for the exposure leakage attack (paper 000, digest sections 1 and 4).
+"""(B, E) pairs for the exposure leakage attack (paper 000, §3.1 and §5.1).
 
 A pair holds a user's ``M`` most recent past clicks ``B = (b_M, ..., b_1)`` (most recent
 first, the order the attack decodes them in) and the slate ``E = (e_1, ..., e_N)`` the system
-showed next. Pairs are built from four sources, each by the rule the digest records:
+showed next. Pairs are built from four sources, each by the rule below (for Zhihu and MIND the
+authors' code, which the paper does not spell out):
 
 * ``impression_pairs`` (any ``ExposureLog``, e.g. ``make_synthetic_exposure``): one pair per
   impression whose history has ``>= M`` clicks and whose slate has ``>= N`` items;
@@ -404,7 +405,7 @@ def user_groups(users: np.ndarray, n_users: int, seed: int = 0, fractions: dict[
 
 
 def contiguous_split(pairs: ExposurePairs, fractions: dict[str, float] | None = None) -> dict[str, ExposurePairs]:
-    """The authors' split (digest section 4, "Splits"; decision 18's flag): the pairs in user
+    """The authors' split (their code; the paper's split is random by user): the pairs in user
     order (a stable sort by internal user), cut into contiguous blocks of 80/10/10% of the
     pair indices (``floor`` of the cumulative fractions). Users are not sampled at random, and
     a user whose pairs straddle a block boundary lands in two parts."""

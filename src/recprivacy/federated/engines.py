@@ -5,7 +5,8 @@
 * ``flower`` -- a Flower deployment, SuperLink and SuperNodes as separate processes on this
   machine, or joined at ``superlink`` (``flower_app.deployment``).
 
-``train_federation`` trains ``rounds`` rounds and then the attack round (digest G11) and
+``train_federation`` trains ``rounds`` rounds and then the attack round (one extra round whose
+uploads the server attacks; the paper does not say which round it attacks) and
 returns the same ``Federation`` whatever the engine: Θ after every evaluated round, seconds per
 round, and the attack round's uploads in the simulator's row order (``protocol.by_workload``),
 so the attacker sees exactly the same matrix. Inside ``shared_deployments`` (the study enters it

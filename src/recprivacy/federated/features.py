@@ -1,8 +1,8 @@
-"""User features x_u and private attribute labels of paper 004 (Table I, digest §6).
+"""User features x_u and private attribute labels of paper 004 (Table I).
 
 Each device holds one user and a dense feature vector ``x_u`` that enters the recommender
 (``z_u = E_U x_u``). The statistical part is computed from the user's **training**
-interactions only (digest G19) with fixed, data-independent transforms, because a federated
+interactions only, with fixed, data-independent transforms, because a federated
 server may not compute global statistics:
 
 ====  ===================================================  ======  ============================
@@ -16,7 +16,7 @@ server may not compute global statistics:
  5    median, min, max, mean rating                        4       / 5
  6    gender one-hot (M, F)                                2
  7    occupation one-hot                                   21      (ml-100k words, ml-1m codes)
- 8    age group one-hot (<35, 35-44, >=45)                 3       digest G18
+ 8    age group one-hot (<35, 35-44, >=45)                 3       Table I's groups are garbled
 ====  ===================================================  ======  ============================
 
 giving d1 = 44 on MovieLens. Datasets without ratings keep only feature 1; a demographic
@@ -51,7 +51,7 @@ _STAT_COLUMNS = (
 class UserFeatures:
     """The feature matrix ``x`` ``[n_users, d1]`` (float32) with its column names; ``blocks``
     maps each attribute present to its one-hot column indices (the columns the trivial
-    zero-column attack of digest §3.5 reads)."""
+    zero-column attack, ``attacks.attribute.zero_column_attack``, reads)."""
 
     x: np.ndarray
     columns: tuple[str, ...]

@@ -1,6 +1,6 @@
 """Federated recommenders of paper 004, written batched over clients.
 
-Every parameter is global and shared (digest §2.2) except the private user vector of federated
+Every parameter is global and shared (Algorithm 1) except the private user vector of federated
 MF. A model declares its parameters (``ParamSpec``: name, shape, component) and computes logits
 for a batch of ``A`` clients at once; each client has its own copy of every parameter (leading
 dimension ``A``), so one call trains many clients with batched matrix products:
@@ -11,9 +11,11 @@ one-hop neighbourhood 𝒩(u)) and ``z_v`` the embeddings of ``b`` scored items 
 
 The item table ``item`` ``[n_items, d]`` is special: it is the one large parameter, and
 ``protocol.local_update`` keeps each client's changes to it sparse. With one-hot item inputs
-(digest G3), ``z_v = E_V x_v`` is row ``v`` of the table.
+(the paper says only that x_v is "initialized using randomized values"), ``z_v = E_V x_v`` is
+row ``v`` of the table.
 
-Models (digest §2.1, G8, G14, G16):
+Models (§3.1 for FedRec; the paper gives no architecture for the others under this protocol, so
+they share FedRec's feature user tower and every parameter is uploaded):
 
 * ``FedRec`` -- Eq. 4-7: ``z_u = E_U x_u``; ``z_u^N = W1 mean_{v in N(u)} z_v`` (W1 is linear,
   so applying it to the mean equals the mean of ``W1 z_v``); ``z_u* = ReLU(W2 (z_u + z_u^N) + b)``;
@@ -92,7 +94,7 @@ class FederatedModel(abc.ABC):
 
     def init_params(self, generator: torch.Generator, std: float = 1.0) -> dict[str, Tensor]:
         """Shared parameters drawn i.i.d. N(0, std^2) in spec order (the paper initialises
-        every parameter with N(0, 1), digest G9)."""
+        every parameter with N(0, 1))."""
         return {s.name: torch.randn(s.shape, generator=generator) * std for s in self.shared_specs()}
 
     def components(self) -> dict[str, str]:
@@ -150,7 +152,7 @@ class FedRec(FederatedModel):
 
 
 class FedLightGCN(FederatedModel):
-    """LightGCN under the protocol (digest G14): feature user tower, one mean aggregation."""
+    """LightGCN under the protocol: feature user tower, one mean aggregation."""
 
     name = "fedlightgcn"
     uses_neighbours = True
@@ -164,7 +166,7 @@ class FedLightGCN(FederatedModel):
 
 
 class FedNCF(FederatedModel):
-    """NeuMF under the protocol (digest G14): GMF and MLP branches on shared embeddings."""
+    """NeuMF under the protocol: GMF and MLP branches on shared embeddings."""
 
     name = "fedncf"
 
@@ -192,7 +194,7 @@ class FedNCF(FederatedModel):
 
 
 class FedMF(FederatedModel):
-    """Federated MF (F-DPMF's base, digest G16): private ``p_u``, uploaded item table."""
+    """Federated MF (F-DPMF's base): private ``p_u``, uploaded item table."""
 
     name = "fedmf"
     uses_features = False

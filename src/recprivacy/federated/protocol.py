@@ -4,7 +4,8 @@ One round ``t``: the server samples clients (``sample_clients``), each sampled c
 the global model Θ, trains it locally (``local_update``: ``T_l`` epochs of minibatch SGD on
 sum-reduced BCE, Eq. 8, with ``q`` fresh negatives per positive each epoch), randomises it
 with the upload defence, if any (``perturb_uploads``), and uploads all shared parameters; the
-server sets Θ to the unweighted mean of the uploads (``aggregate``; digest G5). The honest-
+server sets Θ to the unweighted mean of the uploads (``aggregate``; Algorithm 1 averages where
+Eq. 9 sums). The honest-
 but-curious server's view of client ``u`` is the pseudo-gradient
 ``ΔΘ_u = (Θ^{t-1} - Θ_u^t) / μ1`` (``pseudo_gradient``, §3.1).
 
@@ -69,7 +70,7 @@ STREAMS = {"train": 0, "noise": 1, "objective": 2, "features": 3}
 
 @dataclass(frozen=True)
 class LocalTraining:
-    """Local training of Algorithm 1 (digest §8): SGD step ``lr`` (μ1), ``local_epochs``
+    """Local training of Algorithm 1: SGD step ``lr`` (μ1), ``local_epochs``
     (T_l), ``batch_size`` and ``n_negatives`` (q) sampled per positive each epoch."""
 
     lr: float = 0.001
@@ -205,7 +206,7 @@ def by_workload(users: np.ndarray, train_csr: sp.csr_matrix) -> np.ndarray:
 
 def client_schedule(positives: np.ndarray, n_items: int, cfg: LocalTraining, rng: np.random.Generator) -> Schedule:
     """Algorithm 1's local minibatches for one client: each epoch holds every positive and
-    ``q`` fresh negatives per positive (never a training positive, digest G7), shuffled and cut
+    ``q`` fresh negatives per positive (never a training positive), shuffled and cut
     into batches of ``batch_size`` (the last one of an epoch may be short)."""
     n, q, epochs, bs = len(positives), cfg.n_negatives, cfg.local_epochs, cfg.batch_size
     if n == 0:

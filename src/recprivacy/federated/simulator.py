@@ -6,8 +6,8 @@ operations (``protocol.local_update``), in chunks of ``chunk_size`` clients to b
 MF's ``P_u``) and the round counter; ``run_round`` returns the round's uploads so the honest-
 but-curious server (``recprivacy.attacks.attribute``) can attack them. ``recommender()`` wraps
 the current global model as a ``Recommender`` so ``metrics.ranking.evaluate`` gives Hit@K /
-NDCG@K with the full-ranking protocol (digest §7: every item scored by the global model, the
-user's training items masked, no noise at inference).
+NDCG@K with the full-ranking protocol (every item scored by the global model, as the paper
+says; the user's training items masked and no noise at inference, which it does not say).
 """
 
 from __future__ import annotations
@@ -80,11 +80,11 @@ class FederatedSimulator:
     features:
         ``x_u`` of every user ``[n_users, d1]`` (``features.user_features``).
     clients_per_round:
-        A fraction in (0, 1] of the users, or a count >= 1 (digest: 0.5 on ml-100k, 0.1 on ml-1m).
+        A fraction in (0, 1] of the users, or a count >= 1 (paper 004: 0.5 on ml-100k, 0.1 on ml-1m).
     defence:
         What clients apply to their parameters before upload (None: Pure FedRec).
     init_std:
-        Standard deviation of the N(0, std^2) initialisation (digest G9: 1.0 in the paper).
+        Standard deviation of the N(0, std^2) initialisation (1.0 in the paper).
     objective:
         A perturbed local objective (F-GERAI's functional mechanism, F-DPMF's item term).
     feature_privacy:

@@ -129,10 +129,10 @@ def verify_checksums(folder: Path, checksums: Mapping[str, str]) -> None:
         path = folder / filename
         if not path.is_file():
             raise DataError(f"the archive lacks {filename}", path)
-        algo, _, digest = expected.partition(":")
+        algo, _, wanted = expected.partition(":")
         actual = git_blob_id(path) if algo == "gitblob" else file_sha256(path)
-        if actual != digest:
-            raise DataError(f"{algo} checksum mismatch: expected {digest}, got {actual}; the download is corrupt", path)
+        if actual != wanted:
+            raise DataError(f"{algo} checksum mismatch: expected {wanted}, got {actual}; the download is corrupt", path)
 
 
 def file_sha256(path: Path) -> str:

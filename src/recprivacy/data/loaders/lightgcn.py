@@ -8,7 +8,7 @@ original ids, so a release written by ``defenses.upcsdg.write_release`` reads ba
 ids it was written with.
 
 ``load_lightgcn_parts`` returns each part as an ``Interactions`` sharing one id space (the
-files' own split, UPC-SDG digest decision 14a); ``load_lightgcn`` returns their union. The
+files' own split, which UPC-SDG's public data come in); ``load_lightgcn`` returns their union. The
 files carry no ratings and no times.
 """
 

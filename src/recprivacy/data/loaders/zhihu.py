@@ -9,7 +9,7 @@ used; a line may end after ``queryNum`` when the user issued no query. The log b
 ``ExposureLog`` with one impression per (user, show time): the answers shown to the user at
 that moment form the slate (in file order), ``clicked`` marks ``readTime != 0`` and
 ``click_times`` holds the read times, which the exposure pair builder needs (paper 000,
-digest section 4: exposures are the impressions shown *after* the latest read time of the
+in the authors' code: exposures are the impressions shown *after* the latest read time of the
 click window). Impressions are sorted by user then show time. The lines carry no separate
 click history, so every impression's ``history`` is empty: a user's clicks are the read
 impressions themselves.

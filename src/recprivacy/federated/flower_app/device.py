@@ -3,11 +3,11 @@ vector ``x_u`` and the items it interacted with (𝒩(u)). A deployment gives ea
 ``.npz`` file (``save`` / ``load``; node config ``data=PATH``), readable by its owner only;
 ``devices`` cuts a training set into them.
 
-Every device also carries its federation's tag (``federation_tag``: a digest of all the
+Every device also carries its federation's tag (``federation_tag``: a hash of all the
 devices' data, the same on each). The run's spec carries the tag of the data the study trains
 on, and the server refuses a device with another (``server._identify_nodes``): a device file
 written from another config, split or dataset would otherwise train silently on the wrong
-data. The tag says nothing about any one user (it is a digest of everyone's data)."""
+data. The tag says nothing about any one user (it is a hash of everyone's data)."""
 
 from __future__ import annotations
 
@@ -62,13 +62,13 @@ class Device:
 
 
 def federation_tag(devices: list[Device]) -> str:
-    """A digest of every device's user id, features and items (16 hex digits of SHA-256):
+    """A hash of every device's user id, features and items (16 hex digits of SHA-256):
     equal for the same data, different when any user's data differ."""
-    digest = hashlib.sha256()
+    sha = hashlib.sha256()
     for d in devices:
         for part in (np.int64(d.user), np.ascontiguousarray(d.x, np.float32), np.ascontiguousarray(d.items, np.int64)):
-            digest.update(part.tobytes())
-    return digest.hexdigest()[:16]
+            sha.update(part.tobytes())
+    return sha.hexdigest()[:16]
 
 
 def devices(x: np.ndarray, train_csr: sp.csr_matrix) -> list[Device]:
