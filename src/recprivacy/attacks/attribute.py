@@ -1,4 +1,5 @@
-"""Attribute inference attacks (paper 004 §3, digest §3 and G11-G13, G22).
+"""Attribute inference attacks (paper 004 §3; the choices it leaves open are in docs/decisions.md,
+"Federated attribute inference and APM (paper 004)").
 
 White-box, against federated uploads: the honest-but-curious server computes each client's
 pseudo-gradient ``ΔΘ_u`` (``federated.protocol.pseudo_gradient``), knows the attribute of a
@@ -11,7 +12,8 @@ of the top-k list each user is recommended (``recommendation_matrix``), for the 
 Attackers (``AttributeAttacker``):
 
 * ``dnn`` -- Eq. 10: Linear(in, 100) - ReLU - Linear(100, 30) - ReLU - Linear(30, C), softmax
-  cross-entropy, Adam (lr 1e-3, weight decay 1e-4), 200 full-batch epochs (digest G12); Adam's
+  cross-entropy, Adam (lr 1e-3, weight decay 1e-4), 200 full-batch epochs (the paper gives no
+  training details; no early stopping, since the adversary's few users leave no validation set); Adam's
   update of the first layer is most of a fit on a large ΔΘ. ``fused_adam=True`` uses PyTorch's
   fused CPU Adam: faster, the same algorithm, but not bitwise equal, so it is opt-in (its cost
   and difference: docs/decisions.md, "Attack cost");
@@ -21,7 +23,7 @@ Attackers (``AttributeAttacker``):
   (scikit-learn ``DummyClassifier``), the blind baselines.
 
 All learned attackers see the same z-scored input, with mean and standard deviation fitted on
-the adversary's training users only (G12); ``standardize=False`` feeds them the raw ΔΘ instead,
+the adversary's training users only; ``standardize=False`` feeds them the raw ΔΘ instead,
 an ablation that shows how much of an attack's strength comes from the column scaling. The
 tree is fitted on the raw rows either way (``SCALE_FREE``): each split compares one column
 with a threshold halfway between two training values, and the z-score ``(x - m) / s`` with
@@ -39,7 +41,7 @@ scikit-learn's sparse mode, since their decisions are invariant to a common shif
 row (tree thresholds move with it, RBF kernels and Euclidean neighbours depend only on
 differences). Cost and memory are linear in the non-zeros plus the first layer's weights.
 
-``zero_column_attack`` is the trivial rule of digest §3.5:
+``zero_column_attack`` is a trivial rule the paper's attackers do not use:
 ``ΔE_U = Σ g x_uᵀ`` has an exactly zero column wherever the one-hot ``x_u`` is 0, so the
 column of the attribute block with the largest norm names the attribute (reported separately,
 as a finding beyond the paper).
@@ -122,7 +124,7 @@ def recommendation_matrix(topk: np.ndarray, n_items: int) -> sp.csr_matrix:
 
 
 def zero_column_attack(delta_user_table: Tensor, block: np.ndarray) -> np.ndarray:
-    """Digest §3.5: per client, the attribute column (of ``ΔE_U`` ``[B, d, d1]``) with the
+    """The zero-column rule: per client, the attribute column (of ``ΔE_U`` ``[B, d, d1]``) with the
     largest L2 norm; returns the index within ``block`` (the attribute's class). A client
     of ``zero_updates`` has no such column and gets class 0."""
     norms = delta_user_table[:, :, torch.as_tensor(block)].float().norm(dim=1)

@@ -1,6 +1,6 @@
 """The exposure leakage attack as an estimator: ``fit(train, valid)``, then ``evaluate(pairs)``.
 
-Training (paper 000 Section 5.3, digest decision 16): Adam with a constant learning rate
+Training (paper 000 Section 5.3; the paper gives no epoch count): Adam with a constant learning rate
 1e-3, batches of 400 pairs, dropout 0.1, d = 128; the point-wise decoder minimises Eq. 10
 with the label-smoothed target of Eq. 9, sequence decoders the teacher-forced cross-entropy
 of Eq. 14 (plus ``[EOS]``). Every epoch the validation pairs are decoded and training keeps
@@ -8,13 +8,13 @@ the weights of the best validation Recall@10 over the whole catalogue, stopping 
 ``patience`` epochs without improvement (``models.training.fit_epochs``). The test split is
 never read during training.
 
-Evaluation (digest section 5): greedy decoding gives one ranked list per step; candidates
+Evaluation (``metrics.py``): greedy decoding gives one ranked list per step; candidates
 are the whole item vocabulary (``candidates="all"``, the default) or the items in the pair's
 user log (``"user_log"``, what the authors' code did and what produced the paper's tables).
 Pairs with an item outside the training vocabulary are dropped (``vocab="train"``) and
 counted in ``n_dropped``; perturbed slates are evaluated with ``oov="token"`` instead.
 
-Options from the authors' code (digest decisions 5 and 16), off by default:
+Options from the authors' code, off by default:
 
 * ``schedule="warmup"``: Adam(0.9, 0.98, eps 1e-9) with the code's ``ScheduledOptim`` rate
   ``lr * min(t^-0.5, t * w^-1.5)`` at step ``t`` (``w = warmup_steps``); the code used

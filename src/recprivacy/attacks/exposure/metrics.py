@@ -1,4 +1,5 @@
-"""Leakage metrics of the exposure attack exactly as paper 000 defines them (digest section 5).
+"""Leakage metrics of the exposure attack as paper 000 uses them (§5.2; the formulas, which the
+paper does not print, are those of the authors' code).
 
 The attack outputs ``S`` ranked lists per pair: one per greedy decoding step for sequence
 decoders (``S = M``), a single list for the point-wise decoder. For each distinct true item
@@ -11,8 +12,8 @@ decoders (``S = M``), a single list for the point-wise decoder. For each distinc
   each true item is scored like a single-target next-item metric, as in the authors' code);
 * ``MRR@k    = (1 / |set(B)|) sum_b 1[r_b < c] / (r_b + 1)``.
 
-These differ from the standard set metrics of ``metrics.ranking``. Decision (digest decision
-5): the truth is a set, so a duplicated history item counts once (the code skipped such
+These differ from the standard set metrics of ``metrics.ranking``. Decision: the truth is a
+set, so a duplicated history item counts once (the code skipped such
 pairs; without duplicates both agree). Averages are over pairs (the code) and, as a second
 view, over users (the mean of each user's pair average, the paper's wording).
 

@@ -10,21 +10,24 @@ Encoders (no position embeddings: a slate is a set):
 Decoders:
 
 * ``point``: multi-label classification q = softmax(W_d c + b) (Eq. 8, sigma = identity,
-  digest decision 9), trained on the label-smoothed target of Eq. 9 (``smoothed_targets``);
+  as in the code: a saturating sigma would cripple the softmax), trained on the
+  label-smoothed target of Eq. 9 (``smoothed_targets``);
 * ``lstm`` / ``gru`` (Eqs. 12-13): one layer of hidden size d with h_0 = c (LSTM also
-  c_0 = c) and step input [b_{t-1}; c] (digest decision 14);
+  c_0 = c) and step input [b_{t-1}; c] (the code);
 * ``transformer``: one causal self-attention block with sinusoidal position embeddings and
   cross-attention to the encoder memory.
 
 Sequence decoders read the reversed history with teacher forcing: input
 ``[SOS], b_M, ..., b_1`` and target ``b_M, ..., b_1, [EOS]`` (``teacher_forcing``), loss =
-cross-entropy over all M+1 positions (Eq. 14 plus ``[EOS]``, digest decision 7). Inference is
-greedy for exactly M steps with the special tokens masked (decision 6).
+cross-entropy over all M+1 positions (Eq. 14 plus ``[EOS]``, as the code; harmless since
+``[EOS]`` is masked at inference). Inference is greedy for exactly M steps with the special
+tokens masked (the paper does not name a decoding rule).
 
-Decisions (digest section 8): pre-LN blocks as in Eqs. 6-7 (``norm_first``) with a final
+Decisions (docs/decisions.md, "Exposure leakage (paper 000)"): pre-LN blocks as in Eqs. 6-7
+(``norm_first``) with a final
 LayerNorm, 2 heads, FFN width d, 1 layer; token embeddings are multiplied by sqrt(d) (the
 authors' code); dropout on the embedded inputs and inside the attention blocks; Xavier-normal
-initialisation of every matrix. Weight tying (decision 15): ``paper`` shares one table between
+initialisation of every matrix. Weight tying (paper and code differ): ``paper`` shares one table between
 the encoder, the decoder input and the output softmax (plus an output bias); ``code`` gives
 the encoder its own table and ties only the RNN decoder's input table to its output layer;
 ``none`` unties everything.
@@ -77,7 +80,7 @@ def smoothed_targets(history: torch.Tensor, n_items: int, eps: float | None = No
 
     ``y_j = (1 - eps) / k`` on the ``k`` distinct items of the row's history and
     ``eps / (n_items - k)`` elsewhere, ``eps = 1 / n_items`` by default (Section 5.3); each
-    row sums to 1. Duplicated history items count once (digest decision 8).
+    row sums to 1. Duplicated history items count once.
     """
     eps = 1.0 / n_items if eps is None else eps
     hit = torch.zeros(history.shape[0], n_items, dtype=torch.bool)

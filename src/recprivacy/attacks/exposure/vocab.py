@@ -1,4 +1,4 @@
-"""The attack's token vocabulary (paper 000, digest section 4 "Vocabulary" and decision 17).
+"""The attack's token vocabulary (paper 000; the paper does not define one, this is the authors' code's).
 
 Items get tokens ``0..V-1`` (sorted item ids), followed by five special tokens
 ``[PAD] [OOV] [SOS] [EOS] [CLS]``; items come first so the item logits are the first ``V``
@@ -7,7 +7,7 @@ the training pairs (histories or slates); validation and test pairs holding an u
 are dropped and counted (``oov="drop"``), while perturbed slates map unseen items to
 ``[OOV]`` (``oov="token"``) so that a defence never changes which pairs are evaluated.
 ``mode="full"`` indexes the whole catalogue and keeps every pair. Decision: ``[CLS]`` is its
-own learnable token rather than the code's reuse of ``[SOS]`` (digest decision 13).
+own learnable token rather than the code's reuse of ``[SOS]``.
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ more likely a member) and ``threshold_``, the score at which it decides "member"
 ``metrics.attack.binary_attack_report(labels, score, threshold_)`` evaluates any of them.
 
 * :class:`MLPAttack` (paper 001 §2.5): ``l → 32 → ReLU → 8 → ReLU → Linear(8, 2) → softmax``
-  (the 8 → 2 layer the printed equation omits, decision 14), cross-entropy on the logits
-  (decision 15), SGD lr 0.01 with momentum 0.7 (the paper; the code uses 0.9, decision 16),
-  20 epochs of batch size 1 shuffled every epoch with the seed (decision 17). Member iff
+  (the 8 → 2 layer the printed equation omits, as in the authors' code), cross-entropy on the
+  logits (the paper's BCE on P(member), without the code's second softmax), SGD lr 0.01 with
+  momentum 0.7 (the paper; the code uses 0.9), 20 epochs of batch size 1 (the code) shuffled
+  every epoch with the seed. Member iff
   ``P(member) > P(non-member)``. The score is the logit margin ``o_member − o_non-member``
   (``log P(member) / P(non-member)``): it ranks users exactly as ``P(member)`` does but does
   not saturate at 1.0 in floating point, which would tie the most confident users and blur
@@ -17,7 +18,8 @@ more likely a member) and ``threshold_``, the score at which it decides "member"
 * :class:`KMeansAttack` (Tables 6-7): K-Means with K = 2 on the *target* features,
   unsupervised. The member cluster is the one whose centre has the smaller L2 norm
   (members' interaction and recommendation centres are close, so their ``z`` is short;
-  decision 22). Score = distance to the non-member centre minus distance to the member
+  the paper does not say how clusters get labels). Score = distance to the non-member centre
+  minus distance to the member
   centre, so the decision is at 0.
 * :class:`SklearnAttack`: any scikit-learn classifier by class name (``LogisticRegression``,
   ``RandomForestClassifier``, ...), scored by ``predict_proba`` (or ``decision_function``).

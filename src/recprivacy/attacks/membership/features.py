@@ -8,13 +8,13 @@ recommendation list ``r_1 .. r_k``:
       z_u = (1 / |I_u|) Σ_{i ∈ I_u} V_i  −  Σ_{j=1..k} w_j V_{r_j}
 
   with rank-linear weights ``w_j = (k − j + 1) / Σ_{n=1..k} n = 2(k − j + 1) / (k(k + 1))``
-  (default: Figure 8c and the authors' MLP code; digest decision 19) or uniform ``w_j = 1/k``.
+  (default: Figure 8c and the authors' MLP code) or uniform ``w_j = 1/k``.
 * **ConcatN**: the vectors of the first ``n_int`` interactions and the first ``n_rec``
   recommendations, concatenated: Concat10 = (10, 10) → 20·l, Concat20 = (20, 20) → 40·l,
   Concat100 = (20, 100) → 120·l. "First" interactions are chronological when the data have
-  timestamps, otherwise by ascending item id (decision 23).
+  timestamps, otherwise by ascending item id (the authors' file order).
 * **Hadamard**: element-wise product of all interaction vectors minus that of all
-  recommendation vectors, computed exactly in float64 as specified (decision 24; long
+  recommendation vectors, computed exactly in float64 as specified (long
   histories underflow towards 0, which is the method's weakness the paper reports).
 * **Similarity**: for each recommendation ``r_j`` the mean dot product with the interaction
   vectors, ``V_{r_j} · Ū_u``; the ``k`` values form the feature.

@@ -4,7 +4,8 @@ The adversary factorises the p x q user-item rating matrix ``M^f`` of the vector
 ``M^f ≈ M^user (M^item)ᵀ`` with latent size ``l`` (100), and represents item ``i`` by row
 ``i`` of ``M^item``. No new trainer is written; ``mode`` picks an existing one:
 
-* ``"rating"`` (default, digest decision 4): ``models.LFM(target="rating")``, squared error
+* ``"rating"`` (default; the paper factorises the ratings without naming an objective):
+  ``models.LFM(target="rating")``, squared error
   on the *observed* ratings plus L2 (λ 0.01), SGD lr 0.01, 20 epochs, N(0, 0.1²) start.
 * ``"implicit"``: ``models.LFM`` on 1/0 targets with one sampled negative per positive.
 * ``"svd"``: scikit-learn's ``TruncatedSVD`` of the zero-filled rating matrix; item vectors

@@ -1,10 +1,11 @@
 """The ordered top-k lists the adversary observes (paper 001, §2.3 and §3.4), and their HR@k.
 
 * Members get the recommender's personalised top-k with their training items excluded
-  (digest decision 8): ``Recommender.recommend``.
+  (as the authors' data show): ``Recommender.recommend``.
 * Non-members get the popular list ``f_pop(I^in)``: items ordered by their number of
   *members'* training interactions (``models.Popularity`` counts), ties broken by item id;
-  every non-member gets the same list, not filtered by their own history (decision 7).
+  every non-member gets the same list, not filtered by their own history (the paper's
+  ``f_pop(I^in)`` counts members' interactions only).
 * HR@k (Table 2, Figure 13): the share of users whose held-out interaction is in their list
   (``metrics.ranking.ranking_metrics``' Hit@k).
 """

@@ -7,21 +7,24 @@ members (whose interactions train the recommender) and non-members (who receive 
 non-personalised popular list). Users with fewer than ``min_interactions`` (20, following NCF)
 interactions are dropped.
 
-Decisions (digest 001 §9):
+Decisions where the paper leaves a choice open (docs/decisions.md, "Membership inference
+(paper 001)"):
 
-* ``split_mode="user"`` (default, decision 1): users with >= 20 interactions are assigned to
+* ``split_mode="user"`` (default; the paper's "three disjoint subsets", of users): users with
+  >= 20 interactions are assigned to
   shadow / target / vector with probability 1/3 each (``data.split.user_partition``).
   ``split_mode="record"``: every interaction goes to one of the three parts uniformly at
   random, and a user is kept only with >= 20 interactions in *each* part (what the authors'
   follow-up files suggest for ml-1m; impossible for short histories).
-* Members are a seeded random half of each group, ``floor(n / 2)`` of them (decision 2).
-* ``item_coverage="restrict"`` (default, decision 3): interactions of shadow and target users
+* Members are a seeded random half of each group, ``floor(n / 2)`` of them.
+* ``item_coverage="restrict"`` (default): interactions of shadow and target users
   on items the vector part never saw are dropped, users then below 20 are dropped, and the
   catalogue is renumbered to the covered items, so every item a recommender can return has a
   learned vector. ``"init"`` keeps every item; uncovered items keep random vectors. Either way
   the counts are recorded in ``Partition.coverage``.
 * One interaction per shadow/target user is held out (``holdout="random"`` or ``"latest"``)
-  for HR@k (decision 13); members' recommenders train on the rest, attack features use every
+  for HR@k (leave-one-out; the paper does not say which interaction); members' recommenders
+  train on the rest, attack features use every
   interaction. ``holdout="none"`` trains on everything and skips HR.
 """
 
@@ -80,7 +83,8 @@ class Group:
 
     def subsample(self, fraction: float, seed: int) -> "Group":
         """The group with ``fraction`` of its members and of its non-members kept (stratified,
-        seeded; at least one of each), as in the shadow-size ablation (digest §5.3, decision 25)."""
+        seeded; at least one of each), as in the shadow-size ablation (paper 001 §3.5, which
+        shrinks the shadow data to 90/80/70% without saying how; users are the unit here)."""
         if not 0 < fraction <= 1:
             raise ConfigError(f"shadow fraction: expected a number in (0, 1], got {fraction!r}")
         if fraction == 1:

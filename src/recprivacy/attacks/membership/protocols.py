@@ -12,7 +12,7 @@
 Consistency between the two classes: a member's list comes from a model trained on the member's
 interactions *minus the held-out one* (``Group.train``); a served non-member is given exactly
 that share of their own history (``served_histories``). The adversary's features use every
-interaction of every user in both classes (digest decision 13).
+interaction of every user in both classes, the held-out one included.
 """
 
 from __future__ import annotations
