@@ -6,15 +6,16 @@ is trained once on the configured engine (``methods.train_method``), and its cel
   a training round (unit ``s``), and the Hit@K curve over the evaluated rounds (arrays ``rounds``
   and ``hits``);
 * ``attack`` (attribute x ζ x attacker x component): the honest-but-curious server attacks the
-  uploads of one extra round (digest G11) over ``attack_seeds`` random ζ-splits (mean ± sample
+  uploads of one extra round after training over ``attack_seeds`` random ζ-splits (mean ± sample
   sd, ``metrics.summary.mean_sd``), with its seconds (unit ``s``). A component the model does not
   upload measures nothing.
 
 Beside the paper's attackers every (attribute, ζ) carries the blind baselines (majority,
 uniform) and, for models with a feature user tower, the trivial zero-column rule on ``ΔE_U``
-(attacker ``zero-column``, component ``user``; digest §3.5, G22): it reads which one-hot column
+(attacker ``zero-column``, component ``user``; not one of the paper's attackers, reported beside
+them): it reads which one-hot column
 of ΔE_U is non-zero, and misses only clients whose whole ΔE_U is zero (``zero_update_share``).
-``attack_inputs``: ``zscore`` (G12, the default) or ``raw``, the ablation that feeds the
+``attack_inputs``: ``zscore`` (the default) or ``raw``, the ablation that feeds the
 attackers the unscaled ΔΘ; ``fused_adam``: the DNN attacker uses PyTorch's fused Adam (faster,
 not bitwise equal to the default; docs/decisions.md, "Attack cost"). Every split and attacker is seeded by its split
 seed, so a cell measures the same whichever cells of its group ran before it.

@@ -3,7 +3,7 @@ defence of ``defenses.apm`` (``none`` = Pure FedRec, ``apm``, ``fixrec_max``, ``
 ``ldp`` = FedNews / +LDP, ``gaussian`` = FedRec-GN) or one objective-perturbation baseline of
 ``defenses.federated_dp`` (``fgerai``, ``fgerai_nl``, ``fdpmf`` and the noise-free ``fedmf``;
 F-DPMF and FedMF always train federated MF, whatever ``model`` says), on one of the engines of
-``federated.engines``, followed by the extra attack round (digest G11).
+``federated.engines``, followed by the extra attack round.
 
 ``train_method`` is public: the matrix's upload channel (``experiments.matrix.uploads``) trains
 its federations with it. ``method_statement`` gives the same statement without training (the

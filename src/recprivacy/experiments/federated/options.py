@@ -1,9 +1,10 @@
 """``study_options`` of the ``federated`` study (paper 004), checked before any data load, and
 the names its tables give the methods and engines.
 
-Defaults are the digest's ml-100k setting, with two deviations decided on measurements (the
+Defaults are the paper's ml-100k setting (where it is silent, docs/decisions.md, "Federated
+attribute inference and APM (paper 004)"), with two deviations decided on measurements (the
 measurements are in docs/decisions.md, "Initialisation N(0, 0.1²), local step 0.01"): parameters
-start at N(0, 0.1²) (``init_std``) rather than N(0, 1) (G9: with N(0, 1) SGD diverges in the first
+start at N(0, 0.1²) (``init_std``) rather than the paper's N(0, 1) (with N(0, 1) SGD diverges in the first
 round), and the local step (``lr``) is 0.01 rather than 0.001 (with the smaller initialisation
 0.001 stays below a random ranking after the first rounds; a larger step diverges).
 """
@@ -28,7 +29,7 @@ ENGINE_LABELS = {"simulator": "in-process simulator", "flower-sim": "Flower simu
 
 
 class FederatedOptions(StudyOptions):
-    """Options of the ``federated`` study (defaults: the digest's ml-100k setting)."""
+    """Options of the ``federated`` study (defaults: the paper's ml-100k setting, see above)."""
 
     model: Literal["fedrec", "fedlightgcn", "fedncf", "fedmf"] = "fedrec"
     dims: list[int] = Field(default_factory=lambda: [64], min_length=1)

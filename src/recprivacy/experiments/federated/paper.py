@@ -1,6 +1,6 @@
 """The numbers paper 004 reports, looked up so our tables can show them beside ours.
 
-The numbers themselves are data: ``recprivacy/papers/004/reference.yaml`` (digest §9, read
+The numbers themselves are data: ``recprivacy/papers/004/reference.yaml`` (the paper's tables, read
 through the kit's comparator ``experiments.kit.compare``); this module says where in the paper
 each of our cells sits. Tables II-V cover FedRec only; Table VI covers FedLightGCN and FedNCF at
 ζ = 0.1.
@@ -14,7 +14,7 @@ PAPER = "004"
 
 
 def paper_f1(dataset: str, model: str, method: str, attribute: str, zeta: float) -> float | None:
-    """The paper's DNN (AIA) F1 for a cell (papers/004/reference.yaml, digest §9): Table II for
+    """The paper's DNN (AIA) F1 for a cell (papers/004/reference.yaml): Table II for
     FedRec (Table V's AIA column for APM on ml-100k at ζ = 0.3), Table VI (ζ = 0.1 only) for the others."""
     places: list[Place] = []
     if model == "fedrec":

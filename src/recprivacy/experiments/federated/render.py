@@ -23,8 +23,8 @@ from recprivacy.privacy.accounting import PrivacyStatement
 from recprivacy.report.figures import line_plot
 
 INPUT_NOTES = {
-    "zscore": "The attackers read ΔΘ z-scored over their known users (digest G12).",
-    "raw": "The attackers read the raw ΔΘ (the `attack_inputs: raw` ablation, not the paper's G12 z-scoring).",
+    "zscore": "The attackers read ΔΘ z-scored over their known users (our choice; the paper gives no scaling).",
+    "raw": "The attackers read the raw ΔΘ (the `attack_inputs: raw` ablation, not the default z-scoring).",
 }
 
 
@@ -95,9 +95,9 @@ def _text(dataset: str, options: FederatedOptions) -> str:
         f"Federated {options.model} on `{dataset}` with the {ENGINE_LABELS[options.engine]}: {options.rounds} rounds, "
         f"{options.clients_per_round} of the users per round, {options.local_epochs} local epochs of SGD "
         f"(lr {options.lr}, batch {options.batch_size}, {options.n_negatives} negatives per positive), init N(0, {options.init_std}²). "
-        "The attacker is the honest-but-curious server on one extra round's uploads; F1 is weighted F1 (digest G13). "
+        "The attacker is the honest-but-curious server on one extra round's uploads; F1 is weighted F1 (the paper does not say which average). "
         f"{INPUT_NOTES[options.attack_inputs]} "
-        "The zero-column rule reads which one-hot column of ΔE_U is non-zero (digest §3.5): it is the strongest known attack "
+        "The zero-column rule reads which one-hot column of ΔE_U is non-zero (a rule the paper does not use): it is the strongest known attack "
         "and is reported beside, not instead of, the paper's; it misses only clients whose whole ΔE_U is zero (no gradient "
         "reached the user table; their share is in brackets)."
     )

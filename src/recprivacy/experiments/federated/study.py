@@ -6,20 +6,22 @@ of three engines (``engine``, ``recprivacy.federated.engines``: ``simulator``, t
 in-process default; ``flower-sim``, Flower's simulation engine; ``flower``, a Flower deployment
 started on this machine or joined at ``superlink: host:port``), evaluates Hit@K / NDCG@K of the
 global model on the leave-one-out split (full ranking, training items masked), then runs one
-extra attack round (digest G11) and attacks the uploads: for every attribute, ζ, attacker and
+extra attack round (the paper attacks "a well-trained round" without saying which) and attacks
+the uploads: for every attribute, ζ, attacker and
 component, ``attack_seeds`` random ζ-splits (mean ± std). Each (d, method) is a group of
 study-kit cells (:mod:`.cells`: its training on the configured engine, then one cell per attack
 setting; on a local ``flower`` deployment, the groups this process runs share one federation),
 so a run stores its cells as they finish, resumes (``recprivacy run --resume``) and
 runs its groups on Ray (``--executor ray``); the driver loads and splits the data and writes
 each method's privacy statement (``methods.method_statement``: it needs no training). The attack round
-samples its clients like any other (``attack_clients: round``, G11's default, so the adversary
-knows ζ of about half the users); ``attack_clients: all`` lets every client take part (G11's
-option: ζ of all users, twice the known users and twice the targets). It renders the layouts
+samples its clients like any other (``attack_clients: round``, the default, so the adversary
+knows ζ of about half the users); ``attack_clients: all`` lets every client take part (ζ of
+all users, twice the known users and twice the targets). It renders the layouts
 of Tables II-VI and the Figure 4-7 analyses with the paper's numbers beside ours
 (:mod:`.render`). Each method's privacy statement is listed in the ``privacy`` table.
 
-``holdout``: ``latest`` holds out each user's latest interaction (digest §6/G20); ``random``
+``holdout``: ``latest`` holds out each user's latest interaction (leave-one-out; the paper does
+not say which one); ``random``
 one seeded-random interaction per user, for datasets without timestamps (Coat), where "latest"
 would mean the last row of the file. ``max_users``: the dataset's first users only.
 """

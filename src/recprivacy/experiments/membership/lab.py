@@ -5,7 +5,7 @@ An :class:`AttackSpec` names one attack: the shadow (dataset, algorithm), the ta
 (dataset, algorithm), the list length ``k``, the item-vector size ``l``, the recommendation
 weighting, the feature method, the attack model, where the defence runs and the share of the
 shadow data kept. Assumption I is ``shadow == target``; Assumption II varies the shadow
-algorithm on the same dataset; Assumption III varies both (§1.5 of the digest).
+algorithm on the same dataset; Assumption III varies both (paper 001 §2.2, the threat model).
 
 A :class:`MembershipLab` holds one seed's worth of work and caches every stage by the
 arguments that determine it, so a grid of specs fits each recommender once (per dataset,
@@ -16,7 +16,7 @@ table once, trains one attack model per distinct shadow side and scores it on ev
 
 ``timings`` records the seconds spent in each stage (``recprivacy.timing.timed``). Shadow
 features use the shadow dataset's item vectors and target features the target dataset's: two
-independent item spaces in the cross-dataset settings, as in the paper (decision 21).
+independent item spaces in the cross-dataset settings, as in the paper and its code (no alignment).
 
 ``AttackSpec.protocol`` says what non-members are shown (:mod:`.protocols`): ``served`` (the
 default; the recommender serves them from their history as new users) or ``paper`` (the
@@ -26,7 +26,7 @@ the system treats new users.
 The defence enters as ``randomize(ranking, n_users, k, seed) -> lists``, a function that
 replaces the non-members' popular lists (``paper`` protocol only) (the experiments layer passes
 ``defenses.PopularityRandomization``); ``AttackSpec.defense`` says whether it protects the
-target only or both target and shadow (the adaptive adversary of decision 20).
+target only or both target and shadow (an adaptive adversary, who knows the defence).
 """
 
 from __future__ import annotations
@@ -124,7 +124,8 @@ class AttackSpec:
 
 @dataclass
 class LabOptions:
-    """How data are prepared and models trained (defaults from the digest).
+    """How data are prepared and models trained (defaults: the paper's, and where it is silent
+    the choices of docs/decisions.md, "Membership inference (paper 001)").
 
     ``model_params[algorithm]`` go to ``models.make_model``; ``attack_params[attack]`` to the
     attack model (``"mlp"``, ``"kmeans"`` or a scikit-learn class name); ``vector_params`` to ``LFM`` when learning item vectors; ``vector_files[dataset]``

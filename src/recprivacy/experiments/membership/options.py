@@ -1,6 +1,7 @@
 """``study_options`` of the ``membership`` study (paper 001), validated before any data load.
 
-Defaults are the paper's (digest §7 and §9): k = 100, l = 100, rank-linear weights, the Origin
+Defaults are the paper's (§3.1, and docs/decisions.md, "Membership inference (paper 001)", where
+it is silent): k = 100, l = 100, rank-linear weights, the Origin
 feature, the MLP attack, users with >= 20 interactions, user-disjoint thirds, restricted item
 coverage, a random leave-one-out hold-out for HR@k, popularity randomization with α = 0.1.
 """
@@ -28,7 +29,7 @@ TEN_TO_HUNDRED = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
 class DefenseOptions(StrictModel):
     """Popularity Randomization: ``alpha = k / N_cand`` and who deploys it (``target``: the
     target only, the paper's evaluation; ``both``: shadow too, an adversary that knows the
-    defence, the digest's default)."""
+    defence, the adaptive adversary)."""
 
     alpha: float = Field(0.1, gt=0, le=1)
     scopes: list[Literal["target", "both"]] = Field(default_factory=lambda: ["target", "both"], min_length=1)

@@ -1,4 +1,4 @@
-"""The numbers paper 001 reports (digest §8), looked up so our results can sit beside them.
+"""The numbers paper 001 reports (its Tables 2-7 and figures), looked up so our results can sit beside them.
 
 The numbers themselves are data (``recprivacy/papers/001/reference.yaml``), read through the kit's
 comparator (``experiments.kit.compare``); this module only says where each of our results sits in

@@ -157,8 +157,8 @@ def render_defense(r: Renderer, plan: Plan) -> None:
     t2 = r.table("defense-hit-rate", hr_columns, hr_rows, f"Figure 13: target HR@{k} before and after the defence")
     r.section("defense", (
         "'target': only the target randomizes its non-members' lists and the adversary's shadow does not (the setting the "
-        "paper's numbers match); 'both': the shadow randomizes too, an adversary who knows the defence (the digest's "
-        "default). Members' lists are unchanged, so members' HR is unchanged by construction; the defence costs "
+        "paper's numbers match); 'both': the shadow randomizes too, an adversary who knows the defence (the "
+        "adaptive adversary). Members' lists are unchanged, so members' HR is unchanged by construction; the defence costs "
         "non-members' HR. A ROC AUC far below 0.5 means the attack's scores still separate the classes but inverted."),
         [t1, t2], figures)  # fmt: skip
 
