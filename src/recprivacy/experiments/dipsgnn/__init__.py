@@ -10,7 +10,8 @@ and the DIPSGNN section of the audit.
 * :mod:`.sweep`: Figs. 3-6; :mod:`.study`: the study and its public entry ``DIPSGNNStudy``;
 * :mod:`.audit`: the audit section.
 
-Protocol (digest 002, section 4 and decisions 14-16, 21, 29):
+Protocol (paper 002 §5.1, with the reference code where the paper is silent; docs/decisions.md,
+"DIPSGNN (paper 002)"):
 
 1. load the dataset, keep ratings >= 4 (``dataset.preprocessing.implicit_threshold``), 10-core
    (``kcore``), then each user's ``max_len`` most recent interactions (``keep_recent``);

@@ -1,6 +1,6 @@
 """``study_options`` of the ``dipsgnn`` study (paper 002) and the methods it compares.
 
-Defaults are the paper's ML-1M setting (digest 002, section 6): eps1 = 20 for user features,
+Defaults are the paper's ML-1M setting (§5.1 and Fig. 6): eps1 = 20 for user features,
 eps2 = 5 for edges, delta = 2.5e-7 (the authors' code default, below one over the number of
 edges), row norm C = 0.2 (best on ML-1M in Fig. 6), sequences of at most 100 interactions, five
 seeds, and ML-1M's gender, age and occupation as user features.

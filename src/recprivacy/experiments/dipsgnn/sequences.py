@@ -1,4 +1,4 @@
-"""The study's data: steps 1-2 of the protocol (package docstring; digest 002, decisions 14-16)
+"""The study's data: steps 1-2 of the protocol (package docstring; the reference code's order)
 and the test samples.
 
 Ratings >= 4 are kept (``dataset.preprocessing.implicit_threshold``), then the 10-core

@@ -19,7 +19,7 @@ array. ``outcome`` turns a cell's result back into what the study measured: the 
 The pairs (and the target recommender that simulated them) are built once by the study, in the
 driver, and travel with the grid: every cell reads the same pairs whichever executor runs it.
 A resumed run builds them again from the same seeds (the same pairs on the same machine and
-thread count; ``benchmarks/exposure.py`` records a digest of the pairs with every cell).
+thread count; ``benchmarks/exposure.py`` records a hash of the pairs with every cell).
 Attack and sweep cells share nothing else (each trains its own seeded attacker), so each is its
 own group and Ray runs them side by side; the protection cells form one group whose first cell
 fits the frozen attacker and the item embeddings (``protection.prepare_protection``), reused by

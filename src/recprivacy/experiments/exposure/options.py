@@ -1,6 +1,7 @@
 """``study_options`` of the ``exposure`` study (paper 000), validated before any data load.
 
-Defaults follow the paper 000 digest: M = 5 recent clicks, slates of N = 10 items, every
+Defaults follow paper 000 (§5.1, §5.3; docs/decisions.md, "Exposure leakage (paper 000)", where
+it is silent): M = 5 recent clicks, slates of N = 10 items, every
 encoder (mean, max, attention) x decoder (point-wise, LSTM, GRU, Transformer) at d = 128 with
 Adam (lr 1e-3, batch 400, dropout 0.1), Recall/NDCG/MRR at 5, 10 and 20, N in {5, 10, 15, 20}
 for the slate sweep (Figs. 6-7) and every selection x replacement strategy at

@@ -1,7 +1,7 @@
 """The resumable record store: one JSON line per finished cell under the run folder.
 
 ``records.jsonl`` holds, per line, ``{"cell": setting, "group": g, "measurements": [...],
-"arrays": file-or-null}`` and, when the cell has any, its JSON ``"details"``; arrays are saved first as ``arrays/<digest>.npz`` (atomically), then
+"arrays": file-or-null}`` and, when the cell has any, its JSON ``"details"``; arrays are saved first as ``arrays/<hash>.npz`` (atomically), then
 the line is appended and flushed to disk, so a line in the file means the cell is complete.
 ``load`` reads every complete line; a last line without its newline (a crash mid-write) is
 ignored and cut off before the next append, so that cell runs again. Any other unreadable line is a

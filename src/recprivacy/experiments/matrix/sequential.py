@@ -17,8 +17,8 @@ whole-run claim by ``judge_claim`` (``untestable`` above ``largest_roc_epsilon``
 
 Units: DP-SGD's claim is per training sample, exactly what one appended canary adds. DIPSGNN's
 and EdgeRand's claims are per transition count (edge) of the input graphs; an appended canary
-adds a training *label* and no input edge, and their gradients are not privatised (digest
-002, decision 28), so their rows measure leakage outside the claimed unit and a bound below
+adds a training *label* and no input edge, and their gradients are not privatised (outside
+paper 002's guarantee), so their rows measure leakage outside the claimed unit and a bound below
 the claim says nothing about the edges (stated in each row).
 
 Utility cost: each defence's Recall@10 on the members' test split (full ranking, training and

@@ -11,8 +11,8 @@ FedRec (no defence) and each upload defence are trained by the federated study's
 everything else but ``federated`` (its training and defence options; by default 2 local epochs
 of batch 32 at lr 0.05 instead of the study's 5 at 0.01: a round's cost is set by its heaviest
 client's steps, and the larger step reaches a usable model in 10 rounds; docs/decisions.md),
-seeded noise as ``config.noise`` says. Then one attack round in which every sampled client uploads (digest G11's
-``all`` option), so every run shows the attacker the same clients in the same order.
+seeded noise as ``config.noise`` says. Then one attack round in which every sampled client uploads (the federated
+study's ``attack_clients: all``), so every run shows the attacker the same clients in the same order.
 
 Attack: the honest-but-curious server's pseudo-gradients over all components (``ΔΘ_u``,
 ``attacks.attribute.component_matrix``); each of ``attackers`` is trained on a ζ share of the

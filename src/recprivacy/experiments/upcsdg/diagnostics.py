@@ -14,8 +14,8 @@
    interactions, and how many distinct items the replacements use.
 
 ``run_diagnostics`` measures both for the paper's two settings (``options.SETTINGS``) with three
-generators: the study's (``attention``: learned selection, ``candidates="unconsumed"``, digest
-decision 8), the random selection of the UPC-SDG_s ablation (``random``), and the released
+generators: the study's (``attention``: learned selection, ``candidates="unconsumed"``, every
+item of the user masked), the random selection of the UPC-SDG_s ablation (``random``), and the released
 code's candidate mask (``authors``). The seed's features and data are the study's (``SeedLab``).
 """
 

@@ -8,7 +8,7 @@ releases and models as an uninterrupted one, because every piece is seeded from 
 
 Downstream models train on the synthetic data with early stopping on the *original* validation
 split (the paper's protocol); test ranking masks each user's synthetic training items and
-validation items (digest decision 18), and, beside it, the user's original history
+validation items (what a downstream consumer of the release knows), and, beside it, the user's original history
 (``HistoryMasked``). Random is the exact expectation of a uniformly random ranking of the same
 candidates (``audit.random_ranking_expectation``).
 """
