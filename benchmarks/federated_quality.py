@@ -6,7 +6,7 @@ interruptions (``--resume`` skips what is done). A seed changes the initialisati
 sampling, the noise and the attack round (the leave-one-out split itself is fixed). The summary
 prints, per config, the Table II layout (DNN weighted F1 per ζ, Hit@20), the Tables IV / V
 layout (by attacker and ζ), all with the paper's numbers beside ours, and the acceptance checks
-of issue 7 / the digest's reproduction targets (the rules of ``papers/004/checks.yaml``, judged
+of issue 7 / the paper's reproduction targets (the rules of ``papers/004/checks.yaml``, judged
 by the study kit on the runs' measurements), and writes ``benchmarks/out/federated_quality.json``.
 
 Usage::
@@ -238,7 +238,7 @@ def paper_rules() -> dict[str, list[Rule]]:
 
 
 def checks(runs: list[dict]) -> dict:
-    """Issue 7's acceptance and the digest's targets (§9) on one config's runs: the rules of
+    """Issue 7's acceptance and the reproduction targets on one config's runs: the rules of
     ``papers/004/checks.yaml`` applied by the study kit; ``unjudged`` counts the rules the
     methods present give nothing to judge (a method missing)."""
     summaries = aggregate(federated_measurements(runs))
@@ -289,7 +289,7 @@ def print_summary(summary: dict) -> None:
             metric = {"hit@20": "Hit@20", "zero-column": "zero-column accuracy"}.get(q["attacker"], f"{q['attacker']} weighted F1")
             print(f"Paired {q['pair']} ({q['attribute']}, {metric}, seeds {q['seeds']}): "
                   f"{q['mean_difference']:+.3f}, p = {q['p_value']:.2f}, lower in {q['seeds_lower']} of {len(q['seeds'])}")
-        print(f"Checks (papers/004/checks.yaml: issue 7 acceptance, digest §9 targets; {s['checks']['unjudged']} more need "
+        print(f"Checks (papers/004/checks.yaml: issue 7 acceptance, reproduction targets; {s['checks']['unjudged']} more need "
               "methods, seeds or points this config did not run):")  # fmt: skip
         for ch in s["checks"]["rows"]:
             print(f"  [{ch['status']}] {ch['check']}: {ch['evidence']}")

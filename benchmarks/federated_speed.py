@@ -5,7 +5,7 @@
     python benchmarks/federated_speed.py --methods none,apm,fgerai,fgerai_nl,fdpmf [--clients 0.1 --dataset ml-1m]
 
 Prints wall-clock and process-CPU seconds per round (median over rounds, after one warm-up
-round) for FedRec, FedLightGCN, FedNCF and FedMF with the digest's setting (half the users per
+round) for FedRec, FedLightGCN, FedNCF and FedMF with the paper's setting (half the users per
 round on ml-100k, d = 64, 5 local epochs, batch 32, 4 negatives), and writes
 benchmarks/out/federated_speed.json (with ``--models``, federated_speed-<models>-<rounds>rounds.json,
 so a timed 100-round run does not replace the all-model figures; ``--threads N`` > 1 adds

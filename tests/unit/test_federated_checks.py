@@ -1,6 +1,6 @@
 """Paper 004's checks as data (``papers/004/checks.yaml``) judged by the study kit on hand-made
-measurements shaped as the file's header describes: issue 7's acceptance and the digest's
-targets (§9). Every verdict is worked out by hand in the comments."""
+measurements shaped as the file's header describes: issue 7's acceptance and the reproduction
+targets the file lists. Every verdict is worked out by hand in the comments."""
 
 from __future__ import annotations
 

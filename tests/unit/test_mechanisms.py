@@ -1,4 +1,5 @@
-"""Mechanisms: hand-computed constants (digest 002 §9.2), Monte-Carlo moments, exact DP ratios."""
+"""Mechanisms: hand-computed constants (PM and OUE of paper 002's Algorithms 1-2), Monte-Carlo moments,
+exact DP ratios."""
 
 from __future__ import annotations
 
@@ -117,7 +118,7 @@ def test_gaussian_classical_calibration() -> None:
         (10.0, 1.013567, None),
     ],
 )
-def test_pm_constants_match_digest(eps: float, bound: float, p_in: float | None) -> None:
+def test_pm_constants_match_hand_computed_values(eps: float, bound: float, p_in: float | None) -> None:
     pm = PiecewiseMechanism(eps)
     assert pm.bound == pytest.approx(bound, abs=1e-6)
     if p_in is not None:
@@ -206,7 +207,7 @@ def test_pm_same_seed_same_numbers_and_input_untouched() -> None:
 
 
 @pytest.mark.parametrize("eps, q", [(20 / 3, 0.00127102), (5.0, 0.00669285), (10.0, 4.53979e-05)])
-def test_oue_probabilities_match_digest(eps: float, q: float) -> None:
+def test_oue_probabilities_match_hand_computed_values(eps: float, q: float) -> None:
     oue = OptimizedUnaryEncoding(eps, 4)
     assert oue.p == 0.5
     assert oue.q == pytest.approx(q, rel=1e-5)
