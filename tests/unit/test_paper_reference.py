@@ -1,6 +1,5 @@
-"""Paper reference numbers as data: cells checked by hand against the paper texts
-(/work/shared/papers/NNN_*.txt, line noted), the studies' lookups over them, and the one-line
-errors a malformed reference file gives."""
+"""Paper reference numbers as data: cells checked by hand against the papers' printed tables,
+the studies' lookups over them, and the one-line errors a malformed reference file gives."""
 
 from pathlib import Path
 
