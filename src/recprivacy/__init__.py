@@ -22,6 +22,7 @@ _EXPORTS = {
     "Matrix": "recprivacy.experiments.matrix",
     "Results": "recprivacy.experiments.results",
     "Interactions": "recprivacy.data.interactions",
+    "make_private": "recprivacy.defenses.dp_engine",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -13,6 +13,7 @@ from recprivacy.data.interactions import Interactions
 from recprivacy.errors import ConfigError
 from recprivacy.models.bpr import bpr_sgd_step
 from recprivacy.models.lightgcn import (
+    Constant,
     LightGCN,
     LightGCNModule,
     SymmetricPropagation,
@@ -56,11 +57,24 @@ def test_symmetric_backward_equals_dense_autograd():
     adjacency = normalized_adjacency(R)
     x = torch.randn(6, 3, generator=torch.Generator().manual_seed(0), requires_grad=True)
     weights = torch.randn(6, 3, generator=torch.Generator().manual_seed(1))
-    (SymmetricPropagation.apply(to_torch_csr(adjacency), x) * weights).sum().backward()
+    (SymmetricPropagation.apply(Constant(to_torch_csr(adjacency)), x) * weights).sum().backward()
     sparse_grad = x.grad.clone()
     x.grad = None
     (torch.tensor(adjacency.toarray(), dtype=torch.float32) @ x * weights).sum().backward()
     torch.testing.assert_close(sparse_grad, x.grad)
+
+
+def test_vmapped_propagation_and_its_gradient_equal_one_input_at_a_time():
+    adjacency = Constant(to_torch_csr(normalized_adjacency(R)))
+    x = torch.randn(6, 3, generator=torch.Generator().manual_seed(0))
+    weights = torch.randn(4, 6, 3, generator=torch.Generator().manual_seed(1))
+
+    def loss(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return (SymmetricPropagation.apply(adjacency, SymmetricPropagation.apply(adjacency, x)) * w).sum()
+
+    batched = torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0))(x, weights)
+    dense = torch.tensor(normalized_adjacency(R).toarray(), dtype=torch.float32)
+    torch.testing.assert_close(batched, torch.stack([dense @ dense @ w for w in weights]))
 
 
 def _groups() -> Interactions:

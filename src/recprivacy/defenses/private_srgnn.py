@@ -31,6 +31,7 @@ import pandas as pd
 import torch
 
 from recprivacy.data.interactions import Interactions
+from recprivacy.defenses.trained_copy import TrainedCopy
 from recprivacy.errors import ConfigError
 from recprivacy.models.base import Recommender
 from recprivacy.models.srgnn import SRGNN, TrainingHooks
@@ -44,7 +45,7 @@ DEFAULT_BACKBONE = {"adjacency": "count", "user_mode": "features"}
 _SRGNN_PARAMS = frozenset(inspect.signature(SRGNN.__init__).parameters) - {"self"}
 
 
-class PrivateSRGNN(TrainingHooks, NoiseMixin, Recommender):
+class PrivateSRGNN(TrainedCopy, TrainingHooks, NoiseMixin, Recommender):
     """An SR-GNN backbone trained under a defence (module docstring); subclasses add the
     network, steps and statements of their mechanism."""
 
@@ -92,6 +93,10 @@ class PrivateSRGNN(TrainingHooks, NoiseMixin, Recommender):
             raise AttributeError(name)
         return getattr(source, name)
 
+    @property
+    def wrapped(self) -> SRGNN:
+        return self.backbone
+
     # ------------------------------------------------------------------ Recommender
     def fit(self, train: Interactions, valid: Interactions | None = None) -> "PrivateSRGNN":
         """Train a copy of the backbone with this defence's hooks."""
@@ -99,16 +104,6 @@ class PrivateSRGNN(TrainingHooks, NoiseMixin, Recommender):
         model.hooks = self
         self.model_ = model.fit(train, valid)
         return self
-
-    def _score(self, users: torch.Tensor) -> torch.Tensor:
-        return self.model_._score(users)
-
-    def _score_histories(self, histories: Interactions) -> torch.Tensor:
-        return self.model_._score_histories(histories)
-
-    @property
-    def serves_new_users(self) -> bool:
-        return self.backbone.serves_new_users
 
     # ------------------------------------------------------------------ hooks and claims
     def label(self, model: SRGNN) -> str:

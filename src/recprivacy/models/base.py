@@ -23,8 +23,12 @@ import scipy.sparse as sp
 import torch
 
 from recprivacy.data.interactions import Interactions
-from recprivacy.errors import DataError, NotFittedError
+from recprivacy.errors import ConfigError, DataError, NotFittedError
 from recprivacy.metrics.ranking import mask_items
+from recprivacy.models.examples import ExampleTask
+
+#: the recommenders a privacy engine can train by DP-SGD (``private_task``; SRGNN through its hooks)
+PRIVATE_TRAINABLE = ("BPRMF", "LightGCN", "NCF", "SASRec", "SRGNN")
 
 
 class Recommender:
@@ -40,12 +44,16 @@ class Recommender:
     def fit(self, train: Interactions, valid: Interactions | None = None) -> "Recommender":
         """Learn from ``train``; ``valid`` (same id spaces) is used for early stopping where the
         model supports it."""
-        self.n_users_ = train.n_users
-        self.n_items_ = train.n_items
-        self.train_csr_ = train.to_csr()
-        torch.manual_seed(self.seed)
+        self._start_fit(train)
         self._fit(train, valid)
         return self
+
+    def private_task(self, train: Interactions) -> ExampleTask:
+        """This model prepared to learn from ``train`` and its training as per-example losses
+        owned by users (``models.examples``), for a privacy engine to run; ``ConfigError`` for a
+        model that cannot be trained that way."""
+        raise ConfigError(f"{type(self).__name__} cannot be trained by DP-SGD: it is not a torch recommender "
+                          f"(supported: {', '.join(PRIVATE_TRAINABLE)})")
 
     def score(self, users: np.ndarray | torch.Tensor) -> torch.Tensor:
         """Scores of every item for each user: float tensor ``[len(users), n_items]``."""
@@ -124,6 +132,13 @@ class Recommender:
 
         names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
         return {n: getattr(self, n) for n in names if hasattr(self, n)}
+
+    def _start_fit(self, train: Interactions) -> None:
+        """What every fit does first: the id spaces, the training matrix, the torch seed."""
+        self.n_users_ = train.n_users
+        self.n_items_ = train.n_items
+        self.train_csr_ = train.to_csr()
+        torch.manual_seed(self.seed)
 
     # ------------------------------------------------------------------ to implement
     def _fit(self, train: Interactions, valid: Interactions | None) -> None:

@@ -43,6 +43,7 @@ import torch.nn.functional as F
 
 from recprivacy.data.interactions import Interactions
 from recprivacy.models.foldin import FoldInGradient, check_fold_in, gradient_fold_in
+from recprivacy.models.examples import ExampleTask, rows_of
 from recprivacy.models.lfm import FactorRecommender, FactorTables
 from recprivacy.models.training import NegativeSampler, shuffled_batches
 
@@ -145,6 +146,32 @@ class PairwiseRecommender(FactorRecommender):
             return total / max(len(users), 1)
 
         self.history_ = self._train(run_epoch, valid)
+
+    def private_task(self, train: Interactions) -> ExampleTask:
+        """BPR's triples grouped by user (``models.examples``): each drawn user's training pairs,
+        one fresh negative each, and the per-triple loss ``example_losses``."""
+        self._start_fit(train)
+        self.module_ = self._build()
+        csr = self.train_csr_
+        sampler = NegativeSampler(csr, np.random.default_rng(self.seed))
+
+        def draw(users: np.ndarray) -> tuple[np.ndarray, tuple[torch.Tensor, ...]]:
+            owners, rows = rows_of(csr.indptr, users)
+            owner_ids = users[owners]
+            triples = (owner_ids, csr.indices[rows].astype(np.int64), sampler.sample(owner_ids, 1)[:, 0])
+            return owners, tuple(torch.from_numpy(a) for a in triples)
+
+        return ExampleTask(self.module_, np.flatnonzero(np.diff(csr.indptr)), draw, self.example_losses,
+                           self._cache_factors)
+
+    def example_losses(self, users: torch.Tensor, pos: torch.Tensor, neg: torch.Tensor) -> torch.Tensor:
+        """The loss of each triple, ``−ln σ(s_ui − s_uj) + λ/2 (‖e_u⁰‖² + ‖e_i⁰‖² + ‖e_j⁰‖²)``
+        (the module docstring's batch loss before its mean), ``Tensor[B]``."""
+        user_emb, item_emb = self.module_.embeddings()
+        x = (user_emb[users] * (item_emb[pos] - item_emb[neg])).sum(-1)
+        tables = self.module_
+        l2 = tables.user[users].pow(2).sum(-1) + tables.item[pos].pow(2).sum(-1) + tables.item[neg].pow(2).sum(-1)
+        return -F.logsigmoid(x) + 0.5 * self.reg * l2
 
     def _step(self) -> Step:
         """Autograd on ``_batch_loss`` and dense Adam over ``module_``'s parameters."""

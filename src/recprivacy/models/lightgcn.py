@@ -34,6 +34,7 @@ without an optimisation per request; with K = 0 a new user therefore scores 0 ev
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -42,6 +43,7 @@ import torch
 from recprivacy.data.interactions import Interactions
 from recprivacy.errors import ConfigError
 from recprivacy.models.bpr import PairwiseRecommender
+from recprivacy.models.examples import ExampleTask
 from recprivacy.models.lfm import FactorTables
 
 
@@ -83,21 +85,41 @@ def to_torch_csr(m: sp.spmatrix) -> torch.Tensor:
         )
 
 
+class Constant:
+    """A tensor handed to ``SymmetricPropagation`` as a plain object: ``torch.func`` lifts tensor
+    arguments, which a sparse CSR tensor does not support."""
+
+    def __init__(self, value: torch.Tensor) -> None:
+        self.value = value
+
+
 class SymmetricPropagation(torch.autograd.Function):
-    """``Â X`` for a constant symmetric sparse ``Â``; the gradient is ``Âᵀ G = Â G``.
+    """``Â X`` for a constant symmetric sparse ``Â`` (a ``Constant``); the gradient is ``Âᵀ G = Â G``.
 
     PyTorch's generic sparse-dense backward is slower here (it transposes ``Â`` on every call;
     docs/decisions.md, "LightGCN learning rate"); symmetry makes the backward one more sparse product.
+    Under ``torch.func.vmap`` (per-user gradients of DP-SGD) a batch ``X [B, N, d]`` is
+    propagated as one product ``Â [N, B d]`` (``vmap``).
     """
 
     @staticmethod
-    def forward(ctx, adjacency: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        ctx.adjacency = adjacency
-        return adjacency @ x
+    def forward(adjacency: Constant, x: torch.Tensor) -> torch.Tensor:
+        return adjacency.value @ x
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple[Constant, torch.Tensor], output: torch.Tensor) -> None:
+        ctx.adjacency = inputs[0]
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor) -> tuple[None, torch.Tensor]:
-        return None, ctx.adjacency @ grad
+        return None, SymmetricPropagation.apply(ctx.adjacency, grad)
+
+    @staticmethod
+    def vmap(info, in_dims: tuple[None, int], adjacency: Constant, x: torch.Tensor) -> tuple[torch.Tensor, int]:
+        """``Â X_b`` for every ``b`` of a batch along ``in_dims[1]``, as one sparse product."""
+        batch = x.movedim(in_dims[1], 1)  # [N, B, d]
+        out = SymmetricPropagation.apply(adjacency, batch.reshape(batch.shape[0], -1))
+        return out.reshape(batch.shape), 1
 
 
 class LightGCNModule(FactorTables):
@@ -114,7 +136,7 @@ class LightGCNModule(FactorTables):
         """``[E^(0), ..., E^(K)]`` over all nodes (users first, then items)."""
         out = [torch.cat([self.user, self.item])]
         for _ in range(self.n_layers):
-            out.append(SymmetricPropagation.apply(self.adjacency, out[-1]))
+            out.append(SymmetricPropagation.apply(Constant(self.adjacency), out[-1]))
         return out
 
     def embeddings(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -164,6 +186,13 @@ class LightGCN(PairwiseRecommender):
         if not isinstance(n_layers, (int, np.integer)) or isinstance(n_layers, bool) or n_layers < 0:
             raise ConfigError(f"LightGCN.n_layers: expected an integer >= 0, got {n_layers!r}")
         self.n_layers = n_layers
+
+    def private_task(self, train: Interactions) -> ExampleTask:
+        """BPR's per-user triples (``PairwiseRecommender.private_task``), with the graph that
+        couples them: every loss reads embeddings propagated through ``Â``."""
+        return replace(super().private_task(train), coupling=(
+            "the propagation Â is built from every user's interactions and enters every user's loss unclipped, "
+            "so one user's interactions change the other users' gradients"))
 
     def _fold_in(self, histories: Interactions) -> torch.Tensor:
         """New users' layer-mean representations from the trained item layers (module docstring):

@@ -35,6 +35,7 @@ from recprivacy.data.interactions import Interactions
 from recprivacy.errors import ConfigError
 from recprivacy.metrics.ranking import evaluate
 from recprivacy.models.base import Recommender
+from recprivacy.models.examples import ExampleTask, rows_of
 from recprivacy.models.foldin import check_fold_in, gradient_fold_in
 from recprivacy.models.training import NegativeSampler, TrainingHistory, fit_epochs, minibatches
 
@@ -226,6 +227,28 @@ class NCF(Recommender):
         self.history_: TrainingHistory = fit_epochs(
             self.net_, run_epoch, self.n_epochs, validate, self.eval_every, self.patience, desc="NCF"
         )
+
+    def private_task(self, train: Interactions) -> ExampleTask:
+        """NCF's labelled pairs grouped by user (``models.examples``): each drawn user's training
+        pairs (label 1) and ``n_neg`` fresh negatives per pair (label 0), with the binary
+        cross-entropy of each pair as its loss."""
+        self._start_fit(train)
+        self.net_ = NeuMFNet(self.n_users_, self.n_items_, self.variant, self.gmf_dim, self.mlp_layers)
+        csr = self.train_csr_
+        sampler = NegativeSampler(csr, np.random.default_rng(self.seed))
+
+        def draw(users: np.ndarray) -> tuple[np.ndarray, tuple[torch.Tensor, ...]]:
+            owners, rows = rows_of(csr.indptr, users)
+            negatives = sampler.sample(users[owners], self.n_neg)
+            owners = np.concatenate([owners, np.repeat(owners, self.n_neg)])
+            items = np.concatenate([csr.indices[rows].astype(np.int64), negatives.ravel()])
+            labels = np.concatenate([np.ones(len(rows), np.float32), np.zeros(negatives.size, np.float32)])
+            return owners, (torch.from_numpy(users[owners]), torch.from_numpy(items), torch.from_numpy(labels))
+
+        def losses(users: torch.Tensor, items: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+            return F.binary_cross_entropy_with_logits(self.net_(users, items), labels, reduction="none")
+
+        return ExampleTask(self.net_, np.flatnonzero(np.diff(csr.indptr)), draw, losses, self.net_.eval)
 
     def _score(self, users: torch.Tensor) -> torch.Tensor:
         return self.net_.score_grid(users)

@@ -35,12 +35,14 @@ import math
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from recprivacy.data.interactions import Interactions
 from recprivacy.errors import ConfigError, DataError
 from recprivacy.metrics.ranking import evaluate
 from recprivacy.models.base import Recommender
+from recprivacy.models.examples import ExampleTask
 from recprivacy.models.training import NegativeSampler, TrainingHistory, fit_epochs, minibatches
 
 
@@ -63,12 +65,14 @@ def left_pad(seqs: list[np.ndarray], width: int, pad: int) -> np.ndarray:
     return out
 
 
-def sample_negatives(has_target: np.ndarray, sampler: NegativeSampler, pad: int) -> np.ndarray:
-    """One negative item for every True slot of ``has_target`` (row ``u`` = user ``u``), drawn
-    uniformly from the items outside that user's training sequence; ``pad`` in the other slots."""
+def sample_negatives(has_target: np.ndarray, sampler: NegativeSampler, pad: int,
+                     users: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """One negative item for every True slot of ``has_target`` (row ``r`` is user ``users[r]``,
+    user ``r`` without ``users``), drawn uniformly from the items outside that user's training
+    sequence; ``pad`` in the other slots."""
     negatives = np.full(has_target.shape, pad, dtype=np.int64)
     rows, cols = np.nonzero(has_target)
-    negatives[rows, cols] = sampler.sample(rows, 1)[:, 0]
+    negatives[rows, cols] = sampler.sample(rows if users is None else users[rows], 1)[:, 0]
     return negatives
 
 
@@ -175,15 +179,21 @@ class SASRec(Recommender):
             raise ConfigError(f"SASRec dropout: expected a value in [0, 1), got {self.dropout}")
 
     # ------------------------------------------------------------------ training
-    def _fit(self, train: Interactions, valid: Interactions | None) -> None:
-        rng = np.random.default_rng(self.seed)
+    def _windows(self, train: Interactions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Build ``net_`` and ``recent_``; return the training windows ``[n_users, max_len]``: the
+        inputs, the next items and whether a position has both."""
         pad = self.n_items_
         self.net_ = SASRecNet(pad, self.hidden, self.n_blocks, self.n_heads, self.max_len, self.dropout)
         seqs = train.sequences()
         self.recent_ = torch.as_tensor(left_pad(seqs, self.max_len, pad))
         window = left_pad(seqs, self.max_len + 1, pad)
         inputs, targets = window[:, :-1], window[:, 1:]
-        has_target = (inputs != pad) & (targets != pad)
+        return inputs, targets, (inputs != pad) & (targets != pad)
+
+    def _fit(self, train: Interactions, valid: Interactions | None) -> None:
+        rng = np.random.default_rng(self.seed)
+        pad = self.n_items_
+        inputs, targets, has_target = self._windows(train)
         rows = np.flatnonzero(has_target.any(axis=1))
         sampler = NegativeSampler(self.train_csr_, rng)
         optimizer = torch.optim.Adam(self.net_.parameters(), lr=self.lr, betas=(0.9, 0.98))
@@ -211,6 +221,28 @@ class SASRec(Recommender):
             self.net_, run_epoch, self.n_epochs, validate, self.eval_every, self.patience, desc="SASRec",
             threads=None,  # attention blocks are large enough to gain from every core
         )
+
+    def private_task(self, train: Interactions) -> ExampleTask:
+        """One example per user, the user's training window (``models.examples``): its loss is
+        the sum over the window's positions of ``−ln σ(r_pos) − ln(1 − σ(r_neg))`` (Eq. 7 before
+        the mean over positions), one fresh negative per position."""
+        self._start_fit(train)
+        pad = self.n_items_
+        inputs, targets, has_target = self._windows(train)
+        sampler = NegativeSampler(self.train_csr_, np.random.default_rng(self.seed))
+
+        def draw(users: np.ndarray) -> tuple[np.ndarray, tuple[torch.Tensor, ...]]:
+            negatives = sample_negatives(has_target[users], sampler, pad, users)
+            parts = (inputs[users], targets[users], negatives, has_target[users].astype(np.float32))
+            return np.arange(len(users)), tuple(torch.from_numpy(a) for a in parts)
+
+        def losses(seq: torch.Tensor, pos: torch.Tensor, neg: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
+            hidden = self.net_(seq)
+            emb = self.net_.item_emb
+            bce = F.softplus(-(hidden * emb(pos)).sum(-1)) + F.softplus((hidden * emb(neg)).sum(-1))
+            return (bce * where).sum(-1)
+
+        return ExampleTask(self.net_, np.flatnonzero(has_target.any(axis=1)), draw, losses, self.net_.eval)
 
     # ------------------------------------------------------------------ scoring
     def _score(self, users: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,299 @@
+"""DP-SGD (Abadi et al., CCS 2016) for every torch recommender: ``make_private``.
+
+``make_private(recommender, epsilon, delta)`` returns an unfitted recommender that trains a copy
+of ``recommender`` by DP-SGD. As in Opacus's ``PrivacyEngine.make_private``, the engine is kept
+apart from the model: the model states its training as per-example losses owned by users
+(``Recommender.private_task``, ``models.examples``), and the engine samples, clips, adds noise,
+steps the optimizer and accounts. BPR-MF, LightGCN, NCF and SASRec train here; an ``SRGNN`` is
+handed to the verified SR-GNN engine ``defenses.dpsgd.DPSGD`` (book-keeping clipping, one
+training prefix per unit; its statement says so).
+
+One step (``PrivateRecommender``):
+
+1. Poisson sampling of users: every user with a training example is in the step with
+   probability ``q = batch_users / N`` (``N`` such users), drawn from the protection randomness;
+2. each sampled user's gradient ``g_u = ∇_θ Σ_{x owned by u} ℓ(θ; x)`` (every parameter of the
+   network) is computed by ``torch.func`` (``vmap`` of ``grad`` over users, each user's examples
+   padded to its chunk's longest and masked) and clipped to L2 norm ``C``:
+   ``clip(g, C) = g · min(1, C / (‖g‖ + 10⁻⁶))``;
+3. ``g̃ = (1/(qN)) (Σ_u clip(g_u, C) + N(0, σ²C²I))``, ``qN`` the expected batch size
+   (``noisy_mean``), on which the optimizer (Adam) steps (post-processing).
+
+The noise multiplier ``σ`` is the smallest that keeps ``n_epochs x round(1/q)`` steps within
+``(epsilon, delta)`` under dp-accounting's RDP (or PLD) accountant
+(``privacy.accounting.dpsgd_noise_multiplier``); the statement recomputes ε for the steps
+taken.
+
+Unit of privacy: **one user** (user-level DP): every training example a user owns -- for BPR-MF
+and LightGCN the user's (user, positive, negative) triples, for NCF the user's labelled pairs
+and their negatives, for SASRec the user's training sequence -- is in one clipped gradient, so
+adding or removing a user, with all of their interactions, moves the sum by at most ``C``.
+Negatives are drawn from the items the owner has not interacted with, so they depend on the
+owner's data only. Two limits, stated in ``privacy_statement``:
+
+* LightGCN's propagation ``Â`` is built from every user's interactions and enters every user's
+  loss unclipped: the ε holds for a user's loss terms with the graph held fixed, and is *not*
+  a guarantee for the user's interactions (``ExampleTask.coupling``);
+* training runs exactly ``n_epochs``: ``fit``'s ``valid`` is not read (no early stopping), so
+  no data outside the accounting chooses the released weights.
+
+Noise and sampling come from ``NoiseSource(noise, seed)``: operating-system entropy by default
+(``"secure"``), seeded by the recommender's seed only in ``"simulation"`` mode.
+
+Decision: per-user gradients by ``torch.func`` rather than Opacus (measured in
+``benchmarks/dp_engine.py``, recorded in docs/decisions.md, "make_private"): Opacus's unit is one
+row of a batch, so user-level clipping would need its per-example gradients summed per user
+first; its hooks see only ``nn.Embedding``/``nn.Linear`` calls (BPR-MF's tables are bare
+parameters, LightGCN propagates through a sparse product, SR-GNN and SASRec score against the
+item table), and its embedding per-sample gradients are dense ``[B, n_rows, d]`` tensors like
+``vmap``'s.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from torch.func import functional_call, grad_and_value, vmap
+
+from recprivacy.data.interactions import Interactions
+from recprivacy.defenses.dpsgd import DPSGD
+from recprivacy.defenses.trained_copy import TrainedCopy
+from recprivacy.errors import ConfigError
+from recprivacy.models.base import PRIVATE_TRAINABLE, Recommender
+from recprivacy.models.examples import ExampleTask
+from recprivacy.models.srgnn import SRGNN
+from recprivacy.models.training import TrainingHistory, fit_epochs
+from recprivacy.privacy.accounting import (
+    PrivacyStatement,
+    check_count,
+    check_delta,
+    check_positive,
+    dpsgd_epsilon,
+    dpsgd_noise_multiplier,
+)
+from recprivacy.privacy.randomness import NoiseMixin, check_mode
+
+#: per-user gradient floats computed at once (``vmap`` chunk: units x parameters), 64 MB
+CHUNK_FLOATS = 1 << 24
+Gradients = dict[str, torch.Tensor]
+
+
+def make_private(recommender: Recommender, epsilon: float = 4.0, delta: float = 1e-6, max_grad_norm: float = 1.0,
+                 accountant: str = "rdp", noise: str = "secure", **engine: Any) -> Recommender:  # fmt: skip
+    """``recommender`` (unfitted, unchanged) wrapped to train by DP-SGD at ``(epsilon, delta)``
+    (module docstring): a ``PrivateRecommender`` (user-level) for BPR-MF, LightGCN, NCF and
+    SASRec, the SR-GNN engine ``DPSGD`` (one training prefix per unit; clean user features) for
+    an ``SRGNN``. ``engine`` holds ``PrivateRecommender``'s other arguments (``batch_users``,
+    ``n_epochs``, ``lr``)."""
+    if isinstance(recommender, SRGNN):
+        if engine:
+            raise ConfigError(f"make_private: an SRGNN trains with its own batch_size and n_epochs; "
+                              f"unexpected {sorted(engine)}")
+        return DPSGD(recommender, eps1=math.inf, eps2=epsilon, delta=delta, max_grad_norm=max_grad_norm,
+                     accountant=accountant, noise=noise)
+    return PrivateRecommender(recommender, epsilon, delta, max_grad_norm, accountant=accountant, noise=noise, **engine)
+
+
+def noisy_mean(summed: Gradients, std: float, expected: float, generator: torch.Generator) -> Gradients:
+    """``(summed + N(0, std² I)) / expected`` for every parameter: DP-SGD's
+    ``g̃ = (1/(qN)) (Σ_u clip(g_u, C) + N(0, σ²C²I))`` with ``std = σC`` and ``expected = qN``."""
+    return {k: (v + std * torch.randn(v.shape, generator=generator)) / expected for k, v in summed.items()}
+
+
+def clip_factors(norms: torch.Tensor, max_norm: float) -> torch.Tensor:
+    """``min(1, C / (‖g‖ + 10⁻⁶))`` per unit: the factor that clips each gradient to norm ``C``."""
+    return (max_norm / (norms + 1e-6)).clamp(max=1.0)
+
+
+class _Losses(nn.Module):
+    """A task's per-example losses as a module's ``forward``, so ``functional_call`` evaluates
+    them at other parameter values."""
+
+    def __init__(self, task: ExampleTask) -> None:
+        super().__init__()
+        self.net = task.module
+        self.losses = task.losses
+
+    def forward(self, *examples: torch.Tensor) -> torch.Tensor:
+        return self.losses(*examples)
+
+
+def padded_units(owners: np.ndarray, n_units: int, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Example indices ``[len(units), E]`` of the given units (``owners[k]`` is example k's
+    unit), each row padded to the longest by repeating its first example, and the mask
+    ``[len(units), E]`` of real examples (float32). Every unit must own an example."""
+    order = np.argsort(owners, kind="stable")
+    counts = np.bincount(owners, minlength=n_units)
+    starts = np.cumsum(counts) - counts
+    width = int(counts[units].max())
+    slots = np.arange(width)[None, :]
+    real = slots < counts[units][:, None]
+    return order[starts[units][:, None] + np.where(real, slots, 0)], real.astype(np.float32)
+
+
+def clipped_sum(module: nn.Module, owners: np.ndarray, examples: tuple[torch.Tensor, ...], n_units: int,
+                max_norm: float) -> tuple[Gradients, float]:  # fmt: skip
+    """``Σ_u clip(g_u, C)`` over the ``n_units`` units and the mean unit loss, where ``g_u`` is
+    the gradient of the sum of unit u's example losses (``module(*examples)`` gives each
+    example's loss) over every parameter of ``module``; ``torch.func`` per-unit gradients in
+    chunks of units with similar example counts (``CHUNK_FLOATS``)."""
+    params = {k: v.detach() for k, v in module.named_parameters()}
+    summed = {k: torch.zeros_like(v) for k, v in params.items()}
+    if n_units == 0:
+        return summed, 0.0
+
+    def unit_loss(p: Gradients, mask: torch.Tensor, *unit: torch.Tensor) -> torch.Tensor:
+        return (functional_call(module, p, unit) * mask).sum()
+
+    per_unit = vmap(grad_and_value(unit_loss), in_dims=(None, 0) + (0,) * len(examples), randomness="different")
+    size = max(1, CHUNK_FLOATS // sum(v.numel() for v in params.values()))
+    by_count = np.argsort(np.bincount(owners, minlength=n_units), kind="stable")
+    total = 0.0
+    for lo in range(0, n_units, size):
+        index, mask = padded_units(owners, n_units, by_count[lo : lo + size])
+        rows = torch.from_numpy(index)
+        grads, losses = per_unit(params, torch.from_numpy(mask), *(t[rows] for t in examples))
+        factor = clip_factors(torch.sqrt(sum(g.flatten(1).pow(2).sum(1) for g in grads.values())), max_norm)
+        for k, g in grads.items():
+            summed[k] += torch.einsum("b,b...->...", factor, g)
+        total += float(losses.sum())
+    return summed, total / n_units
+
+
+class PrivateRecommender(TrainedCopy, NoiseMixin, Recommender):
+    """A torch recommender trained by user-level DP-SGD (module docstring).
+
+    Parameters
+    ----------
+    recommender:
+        The unfitted model (``BPRMF``, ``LightGCN``, ``NCF`` or ``SASRec``); a copy is trained.
+    epsilon, delta:
+        Target ``(ε, δ)`` of the whole training run, per user; ``δ < 1 / N`` is required.
+    max_grad_norm:
+        ``C``, the clipping norm of each user's gradient (1.0).
+    batch_users:
+        Expected users per step, ``qN`` (256; all users when there are fewer).
+    n_epochs:
+        Training length in epochs of ``round(1/q)`` steps (20).
+    lr:
+        Adam learning rate (default: the recommender's ``lr``).
+    accountant:
+        ``"rdp"`` or ``"pld"`` (dp-accounting).
+    noise:
+        ``"secure"`` (default) or ``"simulation"`` (seeded by the recommender's seed).
+
+    Attributes
+    ----------
+    model_:
+        The trained copy; fitted state (``item_factors_``, ``net_``, ...) is read from it.
+    noise_multiplier_, sample_rate_, steps_, n_units_, history_:
+        ``σ``, ``q``, the steps taken, ``N``, the mean unit loss per epoch.
+    """
+
+    def __init__(self, recommender: Recommender, epsilon: float = 4.0, delta: float = 1e-6, max_grad_norm: float = 1.0,
+                 batch_users: int = 256, n_epochs: int = 20, lr: float | None = None, accountant: str = "rdp",
+                 noise: str = "secure") -> None:  # fmt: skip
+        name = type(self).__name__
+        if type(recommender).private_task is Recommender.private_task or isinstance(recommender, SRGNN):
+            raise ConfigError(f"{name}: cannot train {type(recommender).__name__} by DP-SGD; supported: "
+                              f"{', '.join(PRIVATE_TRAINABLE)} (SRGNN through make_private)")
+        if accountant not in ("rdp", "pld"):
+            raise ConfigError(f"{name}.accountant: expected 'rdp' or 'pld', got {accountant!r}")
+        self.recommender = recommender
+        self.epsilon = check_positive(f"{name}.epsilon", epsilon)
+        self.delta = delta
+        self.max_grad_norm = check_positive(f"{name}.max_grad_norm", max_grad_norm)
+        self.batch_users = check_count(f"{name}.batch_users", batch_users)
+        self.n_epochs = check_count(f"{name}.n_epochs", n_epochs)
+        self.lr = check_positive(f"{name}.lr", lr if lr is not None else getattr(recommender, "lr", math.nan))
+        self.accountant = accountant
+        self.noise = check_mode(noise, f"{name}.noise")
+
+    @property
+    def wrapped(self) -> Recommender:
+        return self.recommender
+
+    @property
+    def seed(self) -> int:
+        """The recommender's seed (its initialisation, negatives and simulation noise)."""
+        return self.recommender.seed
+
+    def __getattr__(self, name: str) -> Any:
+        """Fitted state and model methods from the trained copy."""
+        model = self.__dict__.get("model_")
+        if name.startswith("__") or model is None:
+            raise AttributeError(name)
+        return getattr(model, name)
+
+    # ------------------------------------------------------------------ training
+    def fit(self, train: Interactions, valid: Interactions | None = None) -> "PrivateRecommender":
+        """Train a copy of the recommender by DP-SGD for ``n_epochs``; ``valid`` is not read
+        (module docstring)."""
+        model = copy.deepcopy(self.recommender)
+        task = model.private_task(train)
+        self.n_units_ = len(task.users)
+        check_delta(self.delta, self.n_units_)
+        self.sample_rate_ = min(1.0, self.batch_users / self.n_units_)
+        steps_per_epoch = max(1, int(round(1.0 / self.sample_rate_)))
+        self.noise_multiplier_ = dpsgd_noise_multiplier(self.epsilon, self.delta, self.sample_rate_,
+                                                        self.n_epochs * steps_per_epoch, self.accountant)
+        self.steps_ = 0
+        self.coupling_ = task.coupling
+        step = self._stepper(task)
+        self.history_: TrainingHistory = fit_epochs(
+            task.module, lambda epoch: float(np.mean([step() for _ in range(steps_per_epoch)])), self.n_epochs,
+            desc=f"DP-SGD {type(model).__name__}")  # fmt: skip
+        task.finish()
+        self.model_ = model
+        self.n_users_, self.n_items_, self.train_csr_ = model.n_users_, model.n_items_, model.train_csr_
+        return self
+
+    def _stepper(self, task: ExampleTask) -> Callable[[], float]:
+        """One DP-SGD step on ``task`` (module docstring), returning the mean unit loss."""
+        losses = _Losses(task)
+        optimizer = torch.optim.Adam(task.module.parameters(), lr=self.lr)
+        sampling = self.noise_source().generator("poisson sampling")
+        gradient_noise = self.noise_source().torch_generator("gradient noise")
+        named = dict(losses.named_parameters())
+
+        def step() -> float:
+            users = task.users[sampling.random(self.n_units_) < self.sample_rate_]
+            owners, examples = task.draw(users) if len(users) else (np.zeros(0, np.int64), ())
+            summed, loss = clipped_sum(losses, owners, examples, len(users), self.max_grad_norm)
+            noised = noisy_mean(summed, self.noise_multiplier_ * self.max_grad_norm,
+                                self.sample_rate_ * self.n_units_, gradient_noise)
+            for k, g in noised.items():
+                named[k].grad = g
+            optimizer.step()
+            self.steps_ += 1
+            return loss
+
+        return step
+
+    # ------------------------------------------------------------------ privacy
+    def privacy_statement(self, context: Any = None) -> PrivacyStatement:
+        """User-level ``(ε, δ)`` of the steps taken (module docstring), with the sampling rate,
+        noise multiplier and clipping norm; ``context`` is not needed."""
+        self._check_fitted()
+        model = type(self.recommender).__name__
+        notes = ["validation data is not read (no early stopping): the released weights are those of the last step",
+                 f"per-user gradients clipped to C = {self.max_grad_norm:g}; {self.n_units_} users"]
+        unit = f"one user: every training interaction of the user ({model}'s examples grouped by user)"
+        if self.coupling_:
+            unit = f"one user's loss terms with the interaction graph held fixed ({model})"
+            notes.insert(0, f"NOT a guarantee for a user's interactions: {self.coupling_}")
+        return self.noise_source().stamp(PrivacyStatement(
+            epsilon=dpsgd_epsilon(self.noise_multiplier_, self.sample_rate_, self.steps_, self.delta, self.accountant),
+            delta=self.delta,
+            accountant=f"{self.accountant} (dp-accounting), Poisson sampling of users q = {self.sample_rate_:.3g}, "
+                       f"noise multiplier {self.noise_multiplier_:.4g}",
+            unit=unit,
+            scope=f"whole training run: {self.steps_} DP-SGD steps; every released parameter and what is computed from it",
+            notes=tuple(notes),
+        ))
