@@ -66,6 +66,7 @@ from record import append_record, load_records
 from runs_file import RunsFile
 
 from recprivacy.config import load_config, validate_options
+from recprivacy.experiments import new_results
 from recprivacy.experiments.exposure import (
     EXPERIMENT,
     ExposureData,
@@ -83,7 +84,6 @@ from recprivacy.experiments.exposure import (
     wanted,
 )
 from recprivacy.experiments.kit import Bench, make_executor
-from recprivacy.experiments.runner import new_results
 from recprivacy.timing import clocked
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -41,11 +41,9 @@ import torch
 from scipy import stats
 
 from recprivacy.config import load_config
-from recprivacy.experiments.federated.options import METHOD_LABELS
-from recprivacy.experiments.federated.paper import paper_by_attacker, paper_f1, paper_hit20
+from recprivacy.experiments import paper_file, run_study
+from recprivacy.experiments.federated import METHOD_LABELS, paper_by_attacker, paper_f1, paper_hit20
 from recprivacy.experiments.kit import Measurement, Rule, aggregate, apply_rules, measurements, read_rules, tally
-from recprivacy.experiments.reference import paper_file
-from recprivacy.experiments.runner import run_study
 from recprivacy.io import write_text_atomic
 from recprivacy.metrics.summary import format_mean_sd, mean_sd
 

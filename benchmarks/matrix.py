@@ -68,7 +68,7 @@ def main() -> None:
         if args.data_dir is None:
             parser.error("give --data-dir (to run the config) or --from-run RUN_DIR")
         from recprivacy.config import load_config
-        from recprivacy.experiments.runner import run_config
+        from recprivacy.experiments import run_config
 
         config = load_config(CONFIG, overrides=[f"dataset.data_dir={args.data_dir}"])
         start, cpu = time.perf_counter(), time.process_time()

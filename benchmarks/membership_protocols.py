@@ -18,9 +18,8 @@ import platform
 import time
 from pathlib import Path
 
-from recprivacy.experiments.membership.lab import LabOptions
 from recprivacy.data.registry import load_dataset
-from recprivacy.experiments.membership.compare import name_of, protocol_records, summarise_records
+from recprivacy.experiments.membership import LabOptions, name_of, protocol_records, summarise_records
 
 ALGORITHMS = ("itemcf", "lfm", "bpr", "lightgcn")
 #: BPR-MF and LightGCN at fixed epochs (no early stopping: the lab trains on members only)

@@ -80,8 +80,8 @@ def run_audit(n_interactions: int, sections: list[str] | None, bpr_epochs: int |
     from dataclasses import replace
 
     from recprivacy.config import default_audit_config, load_config
+    from recprivacy.experiments import run_study
     from recprivacy.experiments.audit import registry, study
-    from recprivacy.experiments.runner import run_study
 
     clock = StageClock()
     study.prepare_data = clock.wrap("data", study.prepare_data)

@@ -28,9 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from recprivacy.data.registry import load_dataset
-from recprivacy.experiments.membership.audit import THOROUGH_REFERENCES, MembershipAuditOptions
-from recprivacy.experiments.membership.compare import judge, name_of, score_all, secondary_rows
-from recprivacy.experiments.membership.lab import AttackSpec, LabOptions, MembershipLab
+from recprivacy.experiments.membership import (THOROUGH_REFERENCES, AttackSpec, LabOptions, MembershipAuditOptions,
+                                               MembershipLab, judge, name_of, score_all, secondary_rows)
 
 ALGORITHMS = ("itemcf", "lfm", "bpr", "als", "lightgcn", "ncf")
 #: the served table's fixed epochs (no early stopping: the lab trains on members only); NCF at its default 20

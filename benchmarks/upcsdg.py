@@ -51,8 +51,7 @@ from typing import Any
 from recprivacy.config import load_config
 from recprivacy.experiments import load_results, run_config, write_run
 from recprivacy.experiments.kit import EXECUTORS, make_executor
-from recprivacy.experiments.upcsdg import merge_runs, synthesize
-from recprivacy.experiments.upcsdg.options import ATTACKS, VARIANTS
+from recprivacy.experiments.upcsdg import ATTACKS, VARIANTS, merge_runs, synthesize
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"

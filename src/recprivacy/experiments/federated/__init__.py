@@ -13,11 +13,13 @@ and the ``attribute`` audit section.
 
 from recprivacy.experiments.federated import audit  # noqa: F401  (registers the audit section)
 from recprivacy.experiments.federated.methods import TrainedMethod, train_method
-from recprivacy.experiments.federated.options import FederatedOptions
+from recprivacy.experiments.federated.options import METHOD_LABELS, FederatedOptions
+from recprivacy.experiments.federated.paper import paper_by_attacker, paper_f1, paper_hit20
 from recprivacy.experiments.federated.study import run_federated
 from recprivacy.experiments.runner import register_study
 
 register_study("federated", run_federated, FederatedOptions,
                "federated GCN recommenders: attribute inference from uploads and APM (paper 004)", resumable=True)
 
-__all__ = ["FederatedOptions", "TrainedMethod", "run_federated", "train_method"]
+__all__ = ["METHOD_LABELS", "FederatedOptions", "TrainedMethod", "paper_by_attacker", "paper_f1", "paper_hit20",
+           "run_federated", "train_method"]

@@ -10,6 +10,10 @@
 """
 
 from recprivacy.experiments.membership import audit  # noqa: F401  (registers the audit section)
+from recprivacy.experiments.membership.audit import THOROUGH_REFERENCES, MembershipAuditOptions
+from recprivacy.experiments.membership.compare import (judge, name_of, protocol_records, score_all, secondary_rows,
+                                                       summarise_records)
+from recprivacy.experiments.membership.lab import AttackSpec, LabOptions, MembershipLab
 from recprivacy.experiments.membership.options import MembershipOptions
 from recprivacy.experiments.membership.study import run_membership
 from recprivacy.experiments.runner import register_study
@@ -18,4 +22,6 @@ register_study("membership", run_membership, MembershipOptions,
                "user-level membership inference against recommenders and popularity randomization (paper 001)",
                resumable=True)  # fmt: skip
 
-__all__ = ["MembershipOptions", "run_membership"]
+__all__ = ["THOROUGH_REFERENCES", "AttackSpec", "LabOptions", "MembershipAuditOptions", "MembershipLab",
+           "MembershipOptions", "judge", "name_of", "protocol_records", "run_membership", "score_all", "secondary_rows",
+           "summarise_records"]  # fmt: skip

@@ -16,11 +16,11 @@
 from recprivacy.experiments.runner import register_study
 from recprivacy.experiments.upcsdg import audit  # noqa: F401  (registers the audit section)
 from recprivacy.experiments.upcsdg.diagnostics import run_diagnostics
-from recprivacy.experiments.upcsdg.options import UPCSDGOptions
+from recprivacy.experiments.upcsdg.options import ATTACKS, VARIANTS, UPCSDGOptions
 from recprivacy.experiments.upcsdg.release import synthesize
 from recprivacy.experiments.upcsdg.study import merge_runs, run_upcsdg
 
 register_study("upcsdg", run_upcsdg, UPCSDGOptions, "UPC-SDG synthetic data: Tables 2-3, k x γ grid, recovery attack",
                resumable=True)
 
-__all__ = ["UPCSDGOptions", "merge_runs", "run_diagnostics", "run_upcsdg", "synthesize"]
+__all__ = ["ATTACKS", "VARIANTS", "UPCSDGOptions", "merge_runs", "run_diagnostics", "run_upcsdg", "synthesize"]
