@@ -212,6 +212,8 @@ def audit(
                             "adversary's shadows (default: the target's, or chosen by mimicry).", rich_help_panel=ATTACKS)] = None,
     seeds: Annotated[int | None, typer.Option("--seeds", min=1, help="Repeat membership inference with N seeds "
                      "(mean and t interval over them).", rich_help_panel=ATTACKS)] = None,
+    thorough: Annotated[bool, typer.Option("--thorough", help="The strongest membership attacker: 32 reference "
+                        "recommenders of the target's size (slower: BENCHMARKS.md).", rich_help_panel=ATTACKS)] = False,
     endpoint: ep.EndpointOpt = None, user_request: ep.UserRequestOpt = ep.USER_REQUEST,
     history_request: ep.HistoryRequestOpt = ep.HISTORY_REQUEST, items_path: ep.ItemsPathOpt = "items",
     auth_env: ep.AuthEnvOpt = None, qps: ep.QpsOpt = None, concurrency: ep.ConcurrencyOpt = None,
@@ -220,6 +222,7 @@ def audit(
     """Audit a recommender and write one report: a built-in model trained by the audit
     (--dataset/--model), or your own system (--interactions with --lists or --target)."""
     set_ = [*(set_ or []), *([f"study_options.membership.seeds={seeds}"] if seeds else []),
+            *(["study_options.membership.thorough=true"] if thorough else []),
             *([f"study_options.sections=[{sections}]"] if sections else [])]
     if endpoint is not None or resume is not None:
         polite = {"qps": qps, "concurrency": concurrency, "timeout": timeout, "retries": retries, "budget": budget}

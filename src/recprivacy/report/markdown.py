@@ -41,7 +41,7 @@ def appendix(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Dataset, configuration, timings and environment sections."""
     dataset = {k: v for k, v in doc.get("dataset", {}).items() if k != "provenance"}
     steps = doc.get("dataset", {}).get("provenance", [])
-    step_text = "\n".join(f"{i}. `{_inline(s)}`" for i, s in enumerate(steps, 1))
+    step_text = "\n".join(f"{i}. {_step(s)}" for i, s in enumerate(steps, 1))
     config_text = "```yaml\n" + yaml.safe_dump(doc.get("config", {}), sort_keys=False).rstrip() + "\n```"
     seeds = ", ".join(f"{k}={v}" for k, v in doc.get("seeds", {}).items()) or "none recorded"
     return [
@@ -77,6 +77,14 @@ def _key_value(mapping: Mapping[str, Any], caption: str) -> dict[str, Any]:
 
 def _inline(value: Any) -> str:
     return yaml.safe_dump(value, default_flow_style=True, width=10**6).strip()
+
+
+def _step(step: Any) -> str:
+    """One processing step as words: its name in bold, then its settings as ``key = value``."""
+    if not isinstance(step, Mapping) or "step" not in step:
+        return f"`{_inline(step)}`"
+    settings = ", ".join(f"{k} = {v}" for k, v in step.items() if k != "step")
+    return f"**{step['step']}**" + (f": {settings}" if settings else "")
 
 
 def title_of(doc: Mapping[str, Any]) -> str:

@@ -204,7 +204,12 @@ def adversary_text(ctx: AuditContext, o: MembershipAuditOptions, agreement: dict
                 "choice and not the target's algorithm (paper 001, Assumption II: the adversary does not know how the "
                 "target was built).")  # fmt: skip
     how = f"`{ctx.config.model.name}`" if ctx.model is not None else "the target's own training function"
-    return f"The adversary's shadow and reference recommenders are trained with {how}, the target's algorithm (Assumption I)."
+    text = f"The adversary's shadow and reference recommenders are trained with {how}, the target's algorithm (Assumption I)"
+    epochs = trained_like(ctx.model, {}).get("n_epochs")
+    if epochs is not None:
+        text += (f", for {epochs} epochs: as many as the target's kept weights trained before it stopped early on "
+                 "validation data the adversary does not have")  # fmt: skip
+    return text + f"; {o.n_references} reference recommenders{' of the target size' if o.mimic_size else ''}."
 
 
 def lab_models(ctx: AuditContext, partition: Partition, label: str, trainer: Trainer | None) -> dict[tuple[str, str, str], Any]:
