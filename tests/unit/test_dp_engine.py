@@ -78,6 +78,27 @@ def test_clipped_sum_equals_autograd_one_user_at_a_time(model, data):
     assert float(torch.sqrt(sum(v.pow(2).sum() for v in summed.values()))) <= c * len(users) + 1e-5
 
 
+class Personal(nn.Module):
+    """Loss ``w · x + v[u] · y`` per example: gradient ``x`` on the shared ``w``, ``y`` on row u of ``v``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(2))
+        self.v = nn.Parameter(torch.zeros(2, 2))
+
+    def forward(self, x: torch.Tensor, u: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x @ self.w + (self.v[u] * y).sum(-1)
+
+
+def test_personal_rows_are_summed_unclipped_and_left_out_of_the_norm():
+    # unit 0: shared gradient (3, 4), clipped to (0.6, 0.8) whatever its personal gradient (30, 40)
+    x = torch.tensor([[3.0, 4.0], [0.3, 0.4]])
+    u, y = torch.tensor([0, 1]), torch.tensor([[30.0, 40.0], [1.0, 2.0]])
+    summed, _ = clipped_sum(Personal(), np.array([0, 1]), (x, u, y), 2, max_norm=1.0, personal=frozenset({"v"}))
+    assert torch.allclose(summed["w"], torch.tensor([0.6, 0.8]) * 5 / (5 + 1e-6) + torch.tensor([0.3, 0.4]), atol=1e-6)
+    assert torch.equal(summed["v"], y)
+
+
 def test_noise_has_mean_zero_and_std_sigma_c():
     sigma, c, expected = 1.7, 0.5, 4.0
     generator = NoiseSource("simulation", 0).torch_generator("gradient noise")
@@ -112,6 +133,7 @@ def test_epsilon_matches_dp_accounting_directly(private_bpr):
 def test_privacy_statement_says_what_is_protected(private_bpr, data):
     statement = private_bpr.privacy_statement()
     assert statement.unit.startswith("one user: every training interaction")
+    assert "joint DP" in statement.scope and "own rows (user) are not released" in statement.scope
     assert statement.delta == 1e-3 and "8 DP-SGD steps" in statement.scope
     assert "q = 0.25" in statement.accountant and f"{private_bpr.noise_multiplier_:.4g}" in statement.accountant
     assert statement.noise.startswith("simulation") and any("no early stopping" in n for n in statement.notes)

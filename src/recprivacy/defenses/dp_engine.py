@@ -17,7 +17,7 @@ One step (``PrivateRecommender``):
    padded to its chunk's longest and masked) and clipped to L2 norm ``C``:
    ``clip(g, C) = g · min(1, C / (‖g‖ + 10⁻⁶))``;
 3. ``g̃ = (1/(qN)) (Σ_u clip(g_u, C) + N(0, σ²C²I))``, ``qN`` the expected batch size
-   (``noisy_mean``), on which the optimizer (Adam) steps (post-processing).
+   (``noisy_mean``), on which the optimizer (Adam or SGD) steps (post-processing).
 
 The noise multiplier ``σ`` is the smallest that keeps ``n_epochs x round(1/q)`` steps within
 ``(epsilon, delta)`` under dp-accounting's RDP (or PLD) accountant
@@ -29,7 +29,20 @@ and LightGCN the user's (user, positive, negative) triples, for NCF the user's l
 and their negatives, for SASRec the user's training sequence -- is in one clipped gradient, so
 adding or removing a user, with all of their interactions, moves the sum by at most ``C``.
 Negatives are drawn from the items the owner has not interacted with, so they depend on the
-owner's data only. Two limits, stated in ``privacy_statement``:
+owner's data only.
+
+Personal rows (``personal_rows=True``, the default): a user's own embedding rows (BPR-MF's
+``p_u``, NCF's user tables; ``ExampleTask.personal``) are read only by that user's examples and
+scores. They are trained on the user's gradient without clipping or noise and are never
+released; the shared parameters (the item side, the networks) are DP-SGD's output. Other users'
+rows depend only on their own data and the noisy shared parameters, so by adaptive composition
+the shared parameters, and every list served to any *other* user, are ``(ε, δ)``-DP in user u:
+joint differential privacy (Kearns et al. 2014, the billboard lemma; the private personalization
+of Jain et al. 2021). User u's own list depends on u's own data without noise. With noise on
+every parameter instead (``personal_rows=False``) each ``p_u`` receives noise of ``σC`` per
+coordinate against a signal of norm at most ``C`` and BPR-MF ranks no better than chance on
+ml-100k at ε = 4 (docs/decisions.md, "make_private"). Two further limits, stated in
+``privacy_statement``:
 
 * LightGCN's propagation ``Â`` is built from every user's interactions and enters every user's
   loss unclipped: the ε holds for a user's loss terms with the graph held fixed, and is *not*
@@ -82,6 +95,8 @@ from recprivacy.privacy.randomness import NoiseMixin, check_mode
 #: per-user gradient floats computed at once (``vmap`` chunk: units x parameters), 64 MB
 CHUNK_FLOATS = 1 << 24
 Gradients = dict[str, torch.Tensor]
+#: the optimizers that step on the noisy gradient (post-processing: any would keep the guarantee)
+OPTIMIZERS: dict[str, Callable[..., torch.optim.Optimizer]] = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
 
 
 def make_private(recommender: Recommender, epsilon: float = 4.0, delta: float = 1e-6, max_grad_norm: float = 1.0,
@@ -138,10 +153,11 @@ def padded_units(owners: np.ndarray, n_units: int, units: np.ndarray) -> tuple[n
 
 
 def clipped_sum(module: nn.Module, owners: np.ndarray, examples: tuple[torch.Tensor, ...], n_units: int,
-                max_norm: float) -> tuple[Gradients, float]:  # fmt: skip
+                max_norm: float, personal: frozenset[str] = frozenset()) -> tuple[Gradients, float]:  # fmt: skip
     """``Σ_u clip(g_u, C)`` over the ``n_units`` units and the mean unit loss, where ``g_u`` is
     the gradient of the sum of unit u's example losses (``module(*examples)`` gives each
-    example's loss) over every parameter of ``module``; ``torch.func`` per-unit gradients in
+    example's loss) over every parameter of ``module`` but the ``personal`` ones, whose
+    gradients are summed unclipped (module docstring); ``torch.func`` per-unit gradients in
     chunks of units with similar example counts (``CHUNK_FLOATS``)."""
     params = {k: v.detach() for k, v in module.named_parameters()}
     summed = {k: torch.zeros_like(v) for k, v in params.items()}
@@ -159,9 +175,10 @@ def clipped_sum(module: nn.Module, owners: np.ndarray, examples: tuple[torch.Ten
         index, mask = padded_units(owners, n_units, by_count[lo : lo + size])
         rows = torch.from_numpy(index)
         grads, losses = per_unit(params, torch.from_numpy(mask), *(t[rows] for t in examples))
-        factor = clip_factors(torch.sqrt(sum(g.flatten(1).pow(2).sum(1) for g in grads.values())), max_norm)
+        shared = [g for k, g in grads.items() if k not in personal]
+        factor = clip_factors(torch.sqrt(sum(g.flatten(1).pow(2).sum(1) for g in shared)), max_norm)
         for k, g in grads.items():
-            summed[k] += torch.einsum("b,b...->...", factor, g)
+            summed[k] += g.sum(0) if k in personal else torch.einsum("b,b...->...", factor, g)
         total += float(losses.sum())
     return summed, total / n_units
 
@@ -181,8 +198,12 @@ class PrivateRecommender(TrainedCopy, NoiseMixin, Recommender):
         Expected users per step, ``qN`` (256; all users when there are fewer).
     n_epochs:
         Training length in epochs of ``round(1/q)`` steps (20).
-    lr:
-        Adam learning rate (default: the recommender's ``lr``).
+    lr, optimizer:
+        Learning rate (default: the recommender's ``lr``) and ``"adam"`` (default) or ``"sgd"``.
+    personal_rows:
+        Train each user's own embedding rows (``ExampleTask.personal``) without clipping or
+        noise and release them to nobody but their user (joint DP; module docstring) (True), or
+        clip and noise every parameter (False).
     accountant:
         ``"rdp"`` or ``"pld"`` (dp-accounting).
     noise:
@@ -197,12 +218,14 @@ class PrivateRecommender(TrainedCopy, NoiseMixin, Recommender):
     """
 
     def __init__(self, recommender: Recommender, epsilon: float = 4.0, delta: float = 1e-6, max_grad_norm: float = 1.0,
-                 batch_users: int = 256, n_epochs: int = 20, lr: float | None = None, accountant: str = "rdp",
-                 noise: str = "secure") -> None:  # fmt: skip
+                 batch_users: int = 256, n_epochs: int = 20, lr: float | None = None, optimizer: str = "adam",
+                 personal_rows: bool = True, accountant: str = "rdp", noise: str = "secure") -> None:  # fmt: skip
         name = type(self).__name__
         if type(recommender).private_task is Recommender.private_task or isinstance(recommender, SRGNN):
             raise ConfigError(f"{name}: cannot train {type(recommender).__name__} by DP-SGD; supported: "
                               f"{', '.join(PRIVATE_TRAINABLE)} (SRGNN through make_private)")
+        if optimizer not in OPTIMIZERS:
+            raise ConfigError(f"{name}.optimizer: expected one of {sorted(OPTIMIZERS)}, got {optimizer!r}")
         if accountant not in ("rdp", "pld"):
             raise ConfigError(f"{name}.accountant: expected 'rdp' or 'pld', got {accountant!r}")
         self.recommender = recommender
@@ -212,6 +235,8 @@ class PrivateRecommender(TrainedCopy, NoiseMixin, Recommender):
         self.batch_users = check_count(f"{name}.batch_users", batch_users)
         self.n_epochs = check_count(f"{name}.n_epochs", n_epochs)
         self.lr = check_positive(f"{name}.lr", lr if lr is not None else getattr(recommender, "lr", math.nan))
+        self.optimizer = optimizer
+        self.personal_rows = bool(personal_rows)
         self.accountant = accountant
         self.noise = check_mode(noise, f"{name}.noise")
 
@@ -245,6 +270,7 @@ class PrivateRecommender(TrainedCopy, NoiseMixin, Recommender):
                                                         self.n_epochs * steps_per_epoch, self.accountant)
         self.steps_ = 0
         self.coupling_ = task.coupling
+        self.personal_ = task.personal if self.personal_rows else ()
         step = self._stepper(task)
         self.history_: TrainingHistory = fit_epochs(
             task.module, lambda epoch: float(np.mean([step() for _ in range(steps_per_epoch)])), self.n_epochs,
@@ -257,17 +283,21 @@ class PrivateRecommender(TrainedCopy, NoiseMixin, Recommender):
     def _stepper(self, task: ExampleTask) -> Callable[[], float]:
         """One DP-SGD step on ``task`` (module docstring), returning the mean unit loss."""
         losses = _Losses(task)
-        optimizer = torch.optim.Adam(task.module.parameters(), lr=self.lr)
+        optimizer = OPTIMIZERS[self.optimizer](task.module.parameters(), lr=self.lr)
         sampling = self.noise_source().generator("poisson sampling")
         gradient_noise = self.noise_source().torch_generator("gradient noise")
         named = dict(losses.named_parameters())
+        personal = frozenset(f"net.{k}" for k in self.personal_)
+        expected = self.sample_rate_ * self.n_units_
 
         def step() -> float:
             users = task.users[sampling.random(self.n_units_) < self.sample_rate_]
             owners, examples = task.draw(users) if len(users) else (np.zeros(0, np.int64), ())
-            summed, loss = clipped_sum(losses, owners, examples, len(users), self.max_grad_norm)
-            noised = noisy_mean(summed, self.noise_multiplier_ * self.max_grad_norm,
-                                self.sample_rate_ * self.n_units_, gradient_noise)
+            summed, loss = clipped_sum(losses, owners, examples, len(users), self.max_grad_norm, personal)
+            shared = {k: v for k, v in summed.items() if k not in personal}
+            noised = noisy_mean(shared, self.noise_multiplier_ * self.max_grad_norm, expected, gradient_noise)
+            for k in personal:
+                noised[k] = summed[k] / expected
             for k, g in noised.items():
                 named[k].grad = g
             optimizer.step()
@@ -285,6 +315,12 @@ class PrivateRecommender(TrainedCopy, NoiseMixin, Recommender):
         notes = ["validation data is not read (no early stopping): the released weights are those of the last step",
                  f"per-user gradients clipped to C = {self.max_grad_norm:g}; {self.n_units_} users"]
         unit = f"one user: every training interaction of the user ({model}'s examples grouped by user)"
+        scope = f"whole training run: {self.steps_} DP-SGD steps; every released parameter and what is computed from it"
+        if self.personal_:
+            scope = (f"whole training run: {self.steps_} DP-SGD steps; the shared parameters and every list served to "
+                     f"another user (joint DP); each user's own rows ({', '.join(self.personal_)}) are not released")
+            notes.insert(0, "a user's own rows are trained on the user's data without noise: the list served to that "
+                            "user is not covered for that user")
         if self.coupling_:
             unit = f"one user's loss terms with the interaction graph held fixed ({model})"
             notes.insert(0, f"NOT a guarantee for a user's interactions: {self.coupling_}")
@@ -294,6 +330,6 @@ class PrivateRecommender(TrainedCopy, NoiseMixin, Recommender):
             accountant=f"{self.accountant} (dp-accounting), Poisson sampling of users q = {self.sample_rate_:.3g}, "
                        f"noise multiplier {self.noise_multiplier_:.4g}",
             unit=unit,
-            scope=f"whole training run: {self.steps_} DP-SGD steps; every released parameter and what is computed from it",
+            scope=scope,
             notes=tuple(notes),
         ))

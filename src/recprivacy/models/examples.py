@@ -15,7 +15,9 @@ prepares its network as ``fit`` would (the same initialisation), and returns
   (so a functional call with other parameter values differentiates it);
 * ``finish()``: what ``fit`` does after training (e.g. cache the factors used for scoring);
 * ``coupling``: what of other users' data enters every example's loss besides its parameters
-  (LightGCN's graph), empty when nothing does.
+  (LightGCN's graph), empty when nothing does;
+* ``personal``: the names (in ``module``) of the user embedding tables whose row ``u`` only
+  user ``u``'s examples read, and only user ``u``'s scores use.
 
 The model layer imports nothing from ``privacy/``: the engine (``defenses.dp_engine``)
 samples, clips, adds noise, steps and accounts. The plain ``fit`` does not use this.
@@ -44,6 +46,7 @@ class ExampleTask:
     losses: Callable[..., torch.Tensor]
     finish: Callable[[], None]
     coupling: str = ""
+    personal: tuple[str, ...] = ()
 
 
 def rows_of(indptr: np.ndarray, users: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

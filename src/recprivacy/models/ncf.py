@@ -248,7 +248,8 @@ class NCF(Recommender):
         def losses(users: torch.Tensor, items: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
             return F.binary_cross_entropy_with_logits(self.net_(users, items), labels, reduction="none")
 
-        return ExampleTask(self.net_, np.flatnonzero(np.diff(csr.indptr)), draw, losses, self.net_.eval)
+        personal = tuple(name for name, _ in self.net_.named_parameters() if name.startswith("user_"))
+        return ExampleTask(self.net_, np.flatnonzero(np.diff(csr.indptr)), draw, losses, self.net_.eval, personal=personal)
 
     def _score(self, users: torch.Tensor) -> torch.Tensor:
         return self.net_.score_grid(users)
