@@ -43,6 +43,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from recprivacy import cli_endpoint as ep
+from recprivacy import cli_erasure
 from recprivacy.config import Config, default_audit_config, default_synthesize_config, load_config
 from recprivacy.errors import ConfigError, RecPrivacyError
 from recprivacy.models import MODEL_NAMES
@@ -293,6 +294,7 @@ def _audit_own(target: Target, base: Config, files: dict[str, Path | None], out:
 
 
 app.command()(ep.serve)
+app.command("verify-erasure", epilog=examples(*cli_erasure.EXAMPLES))(cli_erasure.verify_erasure)
 
 
 TRAIN_EXAMPLES = examples(

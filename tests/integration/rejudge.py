@@ -28,8 +28,19 @@ def word(record: dict[str, Any]) -> str:
     if ceiling is not None and v["value"] >= ceiling and record["baseline"] >= ceiling:
         return "saturated"
     if chance is not None and v["high"] < chance:
-        return "below blind guess"
-    return "leaks" if m["low"] > 0 else "no leak measured" if m["high"] <= 0 else "inconclusive"
+        attack = "below blind guess"
+    else:
+        attack = "leaks" if m["low"] > 0 else "no leak measured" if m["high"] <= 0 else "inconclusive"
+    return erasure_word(attack, record["control"]) if kind == "erasure" else attack
+
+
+def erasure_word(forgotten: str, control: str) -> str:
+    """The erasure rule sentence: the attack word on the forgotten users, then the positive control's."""
+    if forgotten == "leaks":
+        return "not erased"
+    if control != "leaks":
+        return "inconclusive: the attack cannot tell retained members either"
+    return "not erased" if forgotten == "below blind guess" else "no evidence the forgotten users are distinguishable"
 
 
 def check_audit(results: dict[str, Any], report_md: str) -> list[str]:

@@ -20,6 +20,7 @@ HELP = {
     ("synthesize",): ("Data and model", "Privacy of the release", "Output"),
     ("devices",): ("Output", "docs/flower.md"),
     ("report",): ("docs/reading-a-report.md",),
+    ("verify-erasure",): ("Your deletion (files)", "Built-in demonstration", "Attack and output", "docs/erasure.md"),
     ("datasets", "list"): ("Data and model",),
     ("datasets", "describe"): ("Data and model",),
     ("datasets", "download"): (),

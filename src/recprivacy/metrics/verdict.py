@@ -27,6 +27,15 @@ attack and reads **above** / **not above** its reference, or **costs** / **gains
 measurable cost** (:func:`judge_reference`, :func:`judge_cost`). A secondary metric of an attack (e.g. TPR at
 1% FPR beside ROC AUC) carries no verdict word of its own (:func:`secondary`): only the primary
 metric is judged, so the two can never contradict each other.
+
+An erasure (:func:`judge_erasure`, :data:`ERASURE_RULE`) is judged from two attack verdicts on the
+model after the deletion: *forgotten* (forgotten users against never-members) and the positive
+*control* (retained members against never-members), in this order: forgotten's **not
+resolvable**, **not enough users** or **saturated** as they are; **not erased** when forgotten
+**leaks**; **inconclusive: the attack cannot tell retained members either** when the control does
+not **leak**; **not erased** when forgotten is **below blind guess** (with a working attack the
+forgotten users look *less* like members than never-members do: distinguishable the other way);
+otherwise **no evidence the forgotten users are distinguishable**.
 """
 
 from __future__ import annotations
@@ -44,6 +53,10 @@ ATTACK_WORDS = ("not resolvable", "not enough users", "saturated", "below blind 
 DEFENCE_WORDS = ("not resolvable", "not enough users", "backfires", "reduces", "no measurable change")
 REFERENCE_WORDS = ("not resolvable", "above", "not above", "costs", "gains", "no measurable cost")
 SECONDARY = "secondary"
+NOT_ERASED = "not erased"
+NO_EVIDENCE = "no evidence the forgotten users are distinguishable"
+NO_POWER = "inconclusive: the attack cannot tell retained members either"
+ERASURE_WORDS = ("not resolvable", "not enough users", "saturated", NOT_ERASED, NO_POWER, NO_EVIDENCE)
 
 #: the rule in one sentence, as every report prints it above its verdicts
 RULE = (
@@ -55,6 +68,16 @@ RULE = (
     "**leaks** if lo > 0; **no leak measured** if hi <= 0; **inconclusive** otherwise. A defence's change = defended - "
     "undefended: **backfires** if lo > 0, **reduces** if hi < 0, **no measurable change** otherwise. Secondary "
     "metrics are shown without a verdict of their own."
+)
+
+#: the erasure rule in one sentence, as the erasure report prints it above its verdict
+ERASURE_RULE = (
+    "Erasure rule (recprivacy.metrics.verdict.judge_erasure): the strongest attack is judged by the rule above twice on "
+    "the model after the deletion, forgotten users against never-members and (the positive control) retained members "
+    "against never-members; then, in order: the forgotten row's **not resolvable**, **not enough users** or "
+    f"**saturated** stand; **{NOT_ERASED}** if it **leaks**; **{NO_POWER}** if the control does not **leak**; "
+    f"**{NOT_ERASED}** if it is **below blind guess** (the forgotten users are told apart the other way); otherwise "
+    f"**{NO_EVIDENCE}**."
 )
 
 
@@ -199,3 +222,19 @@ def judge_cost(change: Estimate, what: str) -> Verdict:
 def secondary(primary_metric: str) -> Verdict:
     """The verdict cell of a secondary metric: no word of its own (module docstring)."""
     return Verdict(SECONDARY, f"secondary (the verdict is on {primary_metric})")
+
+
+def judge_erasure(forgotten: Verdict, control: Verdict) -> Verdict:
+    """The verdict on an erasure (module docstring) from the attack verdicts (:func:`judge_attack`)
+    on ``forgotten`` users and on the positive ``control`` (retained members), both against
+    never-members on the model after the deletion."""
+    if forgotten.label in ("not resolvable", "not enough users", "saturated"):
+        return forgotten
+    if forgotten.label == "leaks":
+        return Verdict(NOT_ERASED, f"{NOT_ERASED}: the forgotten users are told apart from never-members ({forgotten.text})")
+    if control.label != "leaks":
+        return Verdict(NO_POWER, f"{NO_POWER} (control: {control.text}; forgotten: {forgotten.text})")
+    if forgotten.label == "below blind guess":
+        return Verdict(NOT_ERASED, f"{NOT_ERASED}: the forgotten users look less like members than never-members do "
+                                   f"({forgotten.text})")  # fmt: skip
+    return Verdict(NO_EVIDENCE, f"{NO_EVIDENCE} ({forgotten.text}); the positive control holds ({control.text})")

@@ -3,8 +3,9 @@
 Each line is a risk row of the risk summary whose verdict is on its primary metric (an attack) or
 on a defence's change: the risk, the verdict word, what the strongest attack achieved (its number
 and interval, against the strongest baseline, and for membership the share of members it finds at
-1% false positives) and the sample. The ``paper`` membership protocol is reproduction, not the
-audit's answer, and is left to the risk summary. :func:`terminal_lines` fits the same lines to a
+1% false positives) and the sample. An erasure run (``experiments.erasure``) answers with its
+erasure row, its positive control and the attack before the deletion. The ``paper`` membership
+protocol is reproduction, not the audit's answer, and is left to the risk summary. :func:`terminal_lines` fits the same lines to a
 terminal's width, one line per risk.
 """
 
@@ -57,7 +58,7 @@ def _finding(key: str, r: Risk, tpr: Risk | None) -> str:
     if r.kind == "defence":
         return f"{r.metric} {_interval(r)} with the defence, {r.baseline:.2f} without it"
     text = f"{r.metric} {_interval(r)} vs {r.baseline:.2f} ({r.baseline_name})"
-    if key == "membership" and tpr is not None and tpr.value.resolvable:
+    if key in ("membership", "erasure") and tpr is not None and tpr.value.resolvable:
         text += f"; finds {tpr.value.value:.0%} of members at 1% false positives"
     return f"{text}; by {_who(key, r)}"
 
@@ -66,6 +67,8 @@ def _risk_name(key: str, r: Risk) -> str:
     name = RISK_NAMES.get(key, key.replace("_", " "))
     if r.kind == "defence":
         return f"defence: {r.attack.split(' vs ')[-1]}"
+    if key == "erasure":
+        return r.attack.split(":")[0]
     named = NAMED.search(r.attack)
     return f"{name} ({named.group(1)})" if key == "attribute" and named else name
 
@@ -75,7 +78,7 @@ def answers(writers: list[SectionWriter]) -> list[Answer]:
     out = []
     for w in writers:
         for r in w.risks:
-            if r.kind not in ("attack", "defence") or "protocol paper" in r.attack.split(" vs ")[0]:
+            if r.kind not in ("attack", "defence", "erasure") or "protocol paper" in r.attack.split(" vs ")[0]:
                 continue
             tpr = next((s for s in w.risks if s.kind == "secondary" and s.attack == r.attack and s.metric == "TPR at 1% FPR"),
                        None)  # fmt: skip

@@ -107,6 +107,15 @@ class Audit:
         self.name = name
         self.dedup = dedup
 
+    @classmethod
+    def erasure(cls, before: Target, after: Target, interactions: Table, members: Sequence[Any], forgotten: Sequence[Any],
+                non_members: Sequence[Any], **options: Any) -> Any:  # fmt: skip
+        """Verify that ``forgotten`` members were erased from ``after`` (``experiments.erasure.run.Erasure``;
+        ``options``: its keyword arguments)."""
+        from recprivacy.experiments.erasure.run import Erasure
+
+        return Erasure(before, after, interactions, members, forgotten, non_members, **options)
+
     def run(self) -> Results:
         """Prepare the data, fit a training target, run every section whose inputs are present.
 

@@ -29,6 +29,8 @@ OBSERVES = {
                  "attribute",
     "exposure": "the slates a user was shown; unit: the user's recent clicks",
     "synthetic_release": "the public synthetic release and the item embeddings; unit: a replaced interaction",
+    "erasure": "a user's interactions and the top-k list the model after the deletion serves them; unit: a forgotten "
+               "user's presence in the training data before the deletion",
 }
 
 

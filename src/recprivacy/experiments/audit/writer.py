@@ -18,7 +18,8 @@ from typing import Any
 
 from recprivacy.experiments.results import Results
 from recprivacy.metrics.intervals import Estimate
-from recprivacy.metrics.verdict import Sample, Verdict, judge_attack, judge_defence, judge_reference, secondary
+from recprivacy.metrics.verdict import (ERASURE_WORDS, Sample, Verdict, judge_attack, judge_defence, judge_erasure,
+                                        judge_reference, secondary)
 
 RISK_COLUMNS = ["attack", "metric", "value [95% CI]", "baseline (name)", "margin [95% CI]", "verdict", "sample"]
 
@@ -26,7 +27,7 @@ RISK_COLUMNS = ["attack", "metric", "value [95% CI]", "baseline (name)", "margin
 #: undefended on the same targets, the margin the change, judged by ``metrics.verdict.judge_defence``
 UNDEFENDED = "undefended attack, same targets"
 
-KINDS = ("attack", "secondary", "defence", "reference")
+KINDS = ("attack", "secondary", "defence", "reference", "erasure")
 
 
 def printed_margin(value: float, baseline: float) -> float:
@@ -45,7 +46,9 @@ class Risk:
     """One row of the risk summary: the ``value`` measured, the ``baseline`` it is set against
     (``baseline_name`` says which), the ``margin`` over it with its interval, the ``verdict`` of
     ``metrics.verdict``, the ``sample`` it was measured on and each seed's value (``per_seed``).
-    ``kind``: ``attack`` (primary metric), ``secondary``, ``defence`` or ``reference``."""
+    ``kind``: ``attack`` (primary metric), ``secondary``, ``defence``, ``reference`` or ``erasure``
+    (an attack on forgotten users judged with its positive ``control``'s verdict word,
+    ``metrics.verdict.judge_erasure``)."""
 
     attack: str
     metric: str
@@ -60,13 +63,14 @@ class Risk:
     note: str = ""
     chance: float | None = None
     ceiling: float | None = 1.0
+    control: str | None = None
 
     def verdict_cell(self) -> str:
         """The verdict word (the rule's longer sentence for the words that explain themselves),
         then the ``note`` in brackets; the numbers are in the row's other cells."""
         text = self.verdict.label if self.verdict.label in ("leaks", "no leak measured", "inconclusive", "backfires", "reduces",
                                                             "no measurable change", "above", "not above", "costs", "gains",
-                                                            "no measurable cost") else self.verdict.text  # fmt: skip
+                                                            "no measurable cost", *ERASURE_WORDS[3:]) else self.verdict.text  # fmt: skip
         return f"{text} ({self.note})" if self.note else text
 
     def row(self) -> list[str]:
@@ -82,8 +86,10 @@ class Risk:
                 f"{self.baseline:.4f} ({self.baseline_name})", margin, self.verdict_cell(), sample]  # fmt: skip
 
     def record(self, section: str) -> dict[str, Any]:
-        """What ``results.json`` keeps of the row: every number it was judged on (``verdicts``)."""
-        return {"section": section, "attack": self.attack, "metric": self.metric, "kind": self.kind,
+        """What ``results.json`` keeps of the row: every number it was judged on (``verdicts``);
+        an erasure row also its positive control's verdict word (``control``)."""
+        extra = {} if self.control is None else {"control": self.control}
+        return {**extra, "section": section, "attack": self.attack, "metric": self.metric, "kind": self.kind,
                 "value": self.value.to_dict(), "baseline": self.baseline, "baseline_name": self.baseline_name,
                 "margin": self.margin.to_dict(), "printed_margin": printed_margin(self.value.value, self.baseline),
                 "label": self.verdict.label, "text": self.verdict.text, "note": self.note, "chance": self.chance,
@@ -124,6 +130,16 @@ class SectionWriter:
         verdict = judge_attack(value, float(baseline), margin, baseline_name, chance=chance, sample=sample)
         self.risks.append(Risk(attack, metric, value, float(baseline), baseline_name, margin, verdict, "attack", sample,
                                tuple(per_seed), note, chance))  # fmt: skip
+        return verdict
+
+    def erasure(self, attack: str, metric: str, value: Estimate, baseline: float, baseline_name: str, margin: Estimate,
+                control: Verdict, note: str = "", *, sample: Sample | None = None, per_seed: Sequence[float] = ()) -> Verdict:  # fmt: skip
+        """Judge an attack on forgotten users as :meth:`judge` does, then the erasure from that word
+        and the positive ``control``'s verdict (``metrics.verdict.judge_erasure``), and add the row."""
+        attack_verdict = judge_attack(value, float(baseline), margin, baseline_name, chance=0.5, sample=sample)
+        verdict = judge_erasure(attack_verdict, control)
+        self.risks.append(Risk(attack, metric, value, float(baseline), baseline_name, margin, verdict, "erasure", sample,
+                               tuple(per_seed), note, 0.5, control=control.label))  # fmt: skip
         return verdict
 
     def secondary(self, attack: str, metric: str, primary: str, value: Estimate, baseline: float, baseline_name: str,
