@@ -21,6 +21,7 @@ SEQUENTIAL = {"canaries": 100, "canary_guesses": 20, "params": {"n_epochs": 1, "
 UPLOADS = {"max_users": 40, "rounds": 1, "dim": 4, "defences": ["apm", "fdpmf", "fgerai"], "attackers": ["tree"], "seeds": 2,
            "federated": {"local_epochs": 1, "batch_size": 256}}
 
+DPSGD = {"n_factors": 8, "delta": 1e-4, "batch_users": 256, "n_epochs": 2, "lr": 0.01}
 
 pytestmark = pytest.mark.slow
 
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.slow
 def results():
     # seeded noise: the same numbers on every run (the default, secure, draws from the OS)
     return Matrix("synthetic", "bpr", noise="simulation", canaries=200, canary_guesses=20, dpmf_epsilons=[1.0],
-                  dpmf={"n_epochs": 3}, exposure={"n_epochs": 1, "dim": 16}, seeds=2, attackers=["knn"], mechanism_samples=2000,
+                  dpmf={"n_epochs": 3}, dpsgd_epsilons=[1.0, 8.0], dpsgd=DPSGD, exposure={"n_epochs": 1, "dim": 16}, seeds=2, attackers=["knn"], mechanism_samples=2000,
                   sequential=SEQUENTIAL, release={"generator": {"n_epochs": 2}}, uploads=UPLOADS).run()
 
 
@@ -66,8 +67,18 @@ def test_dp_rows_carry_claimed_and_measured_epsilon(results):
     assert all(r[1] >= 30 and r[-1].startswith("untestable at this sample size") for r in [*uploads, fdpmf])
 
 
+def test_dpsgd_rows_claim_user_level_privacy_and_the_canary_audit_stays_below_it(results):
+    rows = results.tables["matrix-epsilon"].rows[2:4]
+    assert [r[0] for r in rows] == ["DP-SGD BPR-MF (ε = 1)", "DP-SGD BPR-MF (ε = 8)"]
+    for (name, claimed, delta, accountant, unit, *_, reading), target in zip(rows, (1.0, 8.0)):
+        assert target - 0.05 < claimed <= target and delta == 1e-4 and "Poisson sampling of users" in accountant
+        assert unit.startswith("one user") and reading.startswith("consistent"), reading
+    utility = {r[0]: r for r in results.tables["matrix"].rows}
+    assert "change" in utility["DP-SGD BPR-MF (ε = 1)"][-2]
+
+
 def test_sequential_defences_carry_a_claim_a_measured_bound_and_a_verdict(results):
-    rows = results.tables["matrix-epsilon"].rows[2:]
+    rows = results.tables["matrix-epsilon"].rows[4:]
     assert [r[0] for r in rows] == ["DIPSGNN (SR-GNN)", "DP-SGD (SR-GNN)", "EdgeRand (SR-GNN)"]
     for name, claimed, delta, accountant, unit, scope, roc, one_run, guesses, reading in rows:
         assert claimed > 0 and 0 < delta < 1 and accountant and unit and "whole training run" in scope

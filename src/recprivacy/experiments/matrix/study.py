@@ -10,7 +10,9 @@ Steps (``MatrixOptions``):
    non-members get random popular lists); exposure perturbation (paper 000: random positions
    of every logged slate replaced by uniform items, ratio ``perturbation_ratio``); DPMF (an
    item-factor objective-perturbation model in place of the target, at each of
-   ``dpmf_epsilons``); UPC-SDG (paper 003: the target retrained on a synthetic release of the
+   ``dpmf_epsilons``); DP-SGD (``defenses.dp_engine.make_private``: BPR-MF trained by
+   user-level DP-SGD in place of the target, at each of ``dpsgd_epsilons``, engine settings
+   ``dpsgd``); UPC-SDG (paper 003: the target retrained on a synthetic release of the
    training data, one row per γ, ``release``). Each world has its privacy statement and its
    utility cost: Recall@10 on the members' test split against the undefended target for a
    replaced model; the slates' next-item recall for exposure perturbation; none for members
@@ -43,6 +45,7 @@ from pydantic import Field, PositiveInt
 from recprivacy.attacks.attribute import recommendation_matrix
 from recprivacy.config import Config, StudyOptions
 from recprivacy.data.interactions import Interactions
+from recprivacy.defenses.dp_engine import make_private
 from recprivacy.defenses.dpmf import DPMF
 from recprivacy.defenses.exposure_perturbation import ExposurePerturbation
 from recprivacy.defenses.popularity_randomization import PopularityRandomization
@@ -74,6 +77,7 @@ from recprivacy.experiments.train import (
 from recprivacy.federated.features import attribute_labels
 from recprivacy.metrics.intervals import Estimate
 from recprivacy.models.base import Recommender
+from recprivacy.models.bpr import BPRMF
 from recprivacy.privacy.accounting import PrivacyStatement
 from recprivacy.progress import plan
 
@@ -97,6 +101,10 @@ class MatrixOptions(StudyOptions):
     popularity_alpha: float = Field(0.1, gt=0, le=1)
     dpmf_epsilons: list[float] = Field(default_factory=lambda: [1.0, 5.0])
     dpmf: dict[str, Any] = Field(default_factory=lambda: {"n_epochs": 60})
+    dpsgd_epsilons: list[float] = Field(default_factory=lambda: [1.0, 4.0, 8.0])
+    #: BPR-MF's ``n_factors`` and ``make_private``'s settings of the DP-SGD rows
+    dpsgd: dict[str, Any] = Field(default_factory=lambda: {"n_factors": 16, "delta": 1e-6, "batch_users": 512,
+                                                           "n_epochs": 40, "lr": 0.01})
     canaries: PositiveInt = 1000
     canary_guesses: PositiveInt = 100
     mechanism_samples: PositiveInt = 20000
@@ -143,6 +151,7 @@ def matrix_stages(options: MatrixOptions) -> list[str]:
     columns = ("membership", "attribute", "exposure", "canaries", "recovery", "sequential defences' canaries",
                "render and upload audits")  # fmt: skip
     return ["fit", *(f"matrix:fit DPMF eps={eps:g}" for eps in options.dpmf_epsilons),
+            *(f"matrix:fit DP-SGD eps={eps:g}" for eps in options.dpsgd_epsilons),
             *(f"matrix:UPC-SDG release and retraining γ={gamma:g}" for gamma in options.release.gammas),
             *(f"matrix:uploads {method}" for method in ["none", *options.uploads.defences]),
             *(f"matrix:{column}" for column in columns)]  # fmt: skip
@@ -150,7 +159,7 @@ def matrix_stages(options: MatrixOptions) -> list[str]:
 
 def build_worlds(config: Config, options: MatrixOptions, data: PreparedData, target: Recommender,
                  results: Results) -> list[World]:  # fmt: skip
-    """The defence rows (module docstring, step 2); DPMF models are trained here."""
+    """The defence rows (module docstring, step 2); DPMF and DP-SGD models are trained here."""
     none = DefenceSpec("none", "no defence", "nothing")
     pop = PopularityRandomization(options.popularity_alpha, config.seed, config.noise)
     perturb = ExposurePerturbation(options.perturbation_ratio, seed=config.seed, noise=config.noise)
@@ -167,6 +176,12 @@ def build_worlds(config: Config, options: MatrixOptions, data: PreparedData, tar
             model = DPMF(**params).fit(data.train, data.valid)
         worlds.append(World(DefenceSpec(f"dpmf_eps{eps:g}", f"DPMF (ε = {eps:g})", "model training"), model,
                             model.privacy_statement(), refit=partial(_dpmf, params)))  # fmt: skip
+    for eps in options.dpsgd_epsilons:
+        refit = partial(_dpsgd, options.dpsgd, eps, config.noise)
+        with results.timed(f"matrix:fit DP-SGD eps={eps:g}"):
+            model = refit(data.train, config.seed)
+        worlds.append(World(DefenceSpec(f"dpsgd_eps{eps:g}", f"DP-SGD BPR-MF (ε = {eps:g})", "model training"), model,
+                            model.privacy_statement(), refit=refit))  # fmt: skip
     worlds += upcsdg_worlds(config, options.release, data, target, results)
     for world in worlds:
         if world.model is not target:
@@ -182,6 +197,14 @@ def build_worlds(config: Config, options: MatrixOptions, data: PreparedData, tar
 def _dpmf(params: dict[str, Any], train: Interactions, seed: int) -> DPMF:
     """``World.refit`` of a DPMF row: the row's DPMF, reseeded, fitted on ``train``."""
     return DPMF(**{**params, "seed": seed}).fit(train)
+
+
+def _dpsgd(params: dict[str, Any], epsilon: float, noise: str, train: Interactions, seed: int) -> Recommender:
+    """A DP-SGD row's model and its ``World.refit``: ``BPRMF(n_factors)`` with ``seed`` trained on
+    ``train`` by ``make_private`` at ``epsilon`` with the row's other settings."""
+    engine = {k: v for k, v in params.items() if k != "n_factors"}
+    model = BPRMF(n_factors=params.get("n_factors", 16), seed=seed)
+    return make_private(model, epsilon=epsilon, noise=noise, **engine).fit(train)
 
 
 # ---------------------------------------------------------------------------- attribute column
