@@ -14,7 +14,8 @@ recommenders: ``default`` is ``MembershipAuditOptions.n_references``, ``thorough
     RECPRIVACY_DATA=/work/shared/datasets python benchmarks/strongest_attacker.py --dataset ml-100k --seeds 1 \
         --algorithms bpr,lfm --references 4,8,16,32
 
-Writes ``benchmarks/results/strongest_attacker-<dataset>.json`` (or ``--out``).
+Writes ``benchmarks/results/strongest_attacker-<dataset>.json`` (or ``--out``) after every target, adding to
+the records an earlier run with the same seeds left there (``--settings`` and ``--algorithms`` measure a part).
 """
 
 from __future__ import annotations
@@ -72,21 +73,36 @@ def main() -> None:
     parser.add_argument("--dataset", default="ml-100k")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--algorithms", default=",".join(ALGORITHMS))
+    parser.add_argument("--settings", default="default,thorough", help="which of the two settings to measure")
     parser.add_argument("--references", default=None, help="comma-separated reference counts instead of the two settings")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     data = load_dataset(args.dataset, Path(os.environ.get("RECPRIVACY_DATA", "../shared/datasets")) / args.dataset)
     out = Path(args.out or Path(__file__).parent / "results" / f"strongest_attacker-{args.dataset}.json")
-    records = []
+    chosen = {name: n for name, n in settings(args.references).items() if args.references or name in args.settings.split(",")}
+    meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"shared 2-core VM ({platform.machine()})", "dataset": args.dataset,
+            "seeds": args.seeds, "model_params": MODEL_PARAMS,
+            "command": f"python benchmarks/strongest_attacker.py --dataset {args.dataset} --seeds {args.seeds}"}  # fmt: skip
+    records = kept_records(out, args.seeds)
     print("| target | setting | best attack | ROC AUC [t interval] | TPR@1%FPR | TPR@0.1%FPR | CPU s |\n|---|---|---|---|---|---|---|")
-    for setting, n in settings(args.references).items():
+    for setting, n in chosen.items():
         for algorithm in args.algorithms.split(","):
             record = {"setting": setting, **measure(data, algorithm, list(range(args.seeds)), n)}
-            records.append(record)
+            records = [r for r in records if (r["setting"], r["algorithm"]) != (setting, algorithm)] + [record]
+            write(out, meta, records)  # after every target: an interrupted run keeps what it measured
             print(row(setting, record), flush=True)
-    meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"shared 2-core VM ({platform.machine()})", "dataset": args.dataset,
-            "seeds": args.seeds, "model_params": MODEL_PARAMS, "command": "python benchmarks/strongest_attacker.py "
-            + " ".join(f"--{k} {v}" for k, v in vars(args).items() if v is not None and k != "out")}  # fmt: skip
+
+
+def kept_records(out: Path, seeds: int) -> list[dict[str, Any]]:
+    """The records of an earlier run with the same number of seeds (the run adds to them)."""
+    if not out.is_file():
+        return []
+    earlier = json.loads(out.read_text())
+    return earlier["records"] if earlier["meta"]["seeds"] == seeds else []
+
+
+def write(out: Path, meta: dict[str, Any], records: list[dict[str, Any]]) -> None:
+    """The record file, written atomically."""
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".partial")
     tmp.write_text(json.dumps({"meta": meta, "records": records}, indent=1))
