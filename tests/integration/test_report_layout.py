@@ -116,7 +116,8 @@ def audit_report(tmp_path_factory) -> Path:
 def matrix_report(tmp_path_factory) -> Path:
     """A small matrix: a few defences, every attack, reduced training."""
     results = Matrix("synthetic", "bpr", noise="simulation", canaries=100, canary_guesses=10, dpmf_epsilons=[1.0],
-                     dpmf={"n_epochs": 2}, exposure={"n_epochs": 1, "dim": 8}, seeds=1, attackers=["knn"],
+                     dpmf={"n_epochs": 2}, dpsgd_epsilons=[1.0], dpsgd={"n_factors": 8, "delta": 1e-4, "n_epochs": 1},
+                     exposure={"n_epochs": 1, "dim": 8}, seeds=1, attackers=["knn"],
                      mechanism_samples=500, release={"generator": {"n_epochs": 1}},
                      sequential={"defences": [], "canaries": 50, "canary_guesses": 10},
                      uploads={"max_users": 30, "rounds": 1, "dim": 4, "defences": ["apm"], "attackers": ["tree"], "seeds": 1,
