@@ -20,7 +20,7 @@ import numpy as np
 
 from recprivacy import Audit, Target
 from recprivacy.data.registry import load_dataset
-from recprivacy.experiments.interaction import interaction_scored, judge_interactions
+from recprivacy.experiments import interaction_scored, judge_interactions
 from recprivacy.metrics.intervals import auc_interval
 from recprivacy.models import make_model
 from record import write_record

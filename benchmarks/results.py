@@ -279,7 +279,8 @@ def membership_protocol_rows(records: list[dict]) -> list[list[str]]:
     for algorithm in dict.fromkeys(r["algorithm"] for r in records):
         for protocol in ("served", "paper"):
             mine = [r for r in records if (r["algorithm"], r["protocol"]) == (algorithm, protocol)]
-            rows.append(_protocol_row(algorithm, protocol, mine))
+            if mine:
+                rows.append(_protocol_row(algorithm, protocol, mine))
     return rows
 
 
@@ -342,14 +343,17 @@ def strongest_attacker(records: Path) -> str:
         "seven attacks (the paper's MLP, LiRA online and offline, RMIA, three statistics of the served lists) against the "
         "strongest baseline the adversary has without the target (a blind guess or a statistic of the users' own "
         "histories). The best attack is chosen on the users it is judged on, so its interval is a t interval over the "
-        "seeds at 99.3% (1 - 0.05/7). `default`: 8 reference recommenders; `thorough`: 32. The served table's column is "
-        "its best attack's ROC AUC on the same target (ml-100k, 5 seeds, 8 references). TPR at 0.1% FPR needs at "
+        "seeds at 99.3% (1 - 0.05/7). This table measures the attacker's strength; it gives no verdict (the audit's "
+        "verdict also needs the margin's interval, which these records do not keep). `default`: 8 reference "
+        "recommenders; `thorough`: 32. The served table's column is "
+        "its best attack's ROC AUC [95% t] on the same target (ml-100k, 5 seeds, 8 references). TPR at 0.1% FPR needs at "
         "least 1,000 non-members (one false positive in a thousand); ml-1m here is the shared partial ratings file "
         "(users 1-2999, the full file was not obtainable), whose partition leaves 500. CPU s: the whole setting, "
         "every seed. " + "; ".join(f"{m['dataset']}: {m['seeds']} seeds, measured {m['date']} on {m['machine']}, "
                                    f"`{m['command']}`" for m in metas),
         markdown_table({"columns": ["dataset", "target", "setting", "best attack", "ROC AUC [99.3% t]", "served table",
-                                    "verdict", "TPR@1%FPR", "TPR@0.1%FPR", "members / non-members", "CPU s"], "rows": rows}),
+                                    "strongest baseline", "TPR@1%FPR", "TPR@0.1%FPR", "members / non-members", "CPU s"],
+                        "rows": rows}),
         f"Not measured, for their cost on this machine: {missing}." if missing else "",
         "How the default number of references was chosen (ml-100k, one seed, "
         f"[{STRONGEST_SWEEP}]({LINK_BASE}/{STRONGEST_SWEEP})): the best attack's ROC AUC with its 99.3% stratified-bootstrap interval, by number of references.",
@@ -386,8 +390,8 @@ def _strongest_row(meta: dict, r: dict, served: dict) -> list[str]:
     tprs = [_interval_text(t) if t["resolvable"] else f"not resolvable with n = {r['n_nonmembers']}" for t in r["tpr"].values()]
     before = served.get(r["algorithm"])
     return [meta["dataset"], r["algorithm"], r["setting"], name_of(r["best_attack"]), _interval_text(r["auc"]),
-            _interval_text(before["auc"]) if before else "—", f"{r['verdict']} against {name_of(r['baseline'])} "
-            f"{r['baseline_auc']['value']:.3f}", *tprs, f"{r['n_members']} / {r['n_nonmembers']}", f"{r['cpu_seconds']:.0f}"]  # fmt: skip
+            _interval_text(before["auc"]) if before else "—", f"{name_of(r['baseline'])} {r['baseline_auc']['value']:.3f}",
+            *tprs, f"{r['n_members']} / {r['n_nonmembers']}", f"{r['cpu_seconds']:.0f}"]  # fmt: skip
 
 
 def _sweep_table(records: list[dict]) -> dict:
@@ -754,7 +758,7 @@ def matrix(records: Path) -> str:
     return "\n\n".join([
         "## Attack x defence matrix on ml-100k (issue 32)",
         f"Each cell: the stronger (larger) of the frozen and adaptive attackers' values [95% CI; for the membership "
-        f"column 1 - 0.05/m, the best of m attacks (Bonferroni: 99.3% for 7, 98.8% for the frozen attacker's 4)], which attacker, its verdict against the strongest baseline on the same "
+        f"column 1 - 0.05/7 = 99.3%, the best of 7 attacks (Bonferroni)], which attacker and which of its attacks, its verdict against the strongest baseline on the same "
         f"metric and k (a blind guess; for membership also statistics of the users' own histories), then the defence's change: the cell's value minus the no-defence "
         f"row's value in the same column, both as printed, with an unpaired interval, and its verdict. Every verdict word is "
         f"re-derived here by `recprivacy.metrics.verdict` from the recorded numbers, not read from the record.{samples} Record "

@@ -55,7 +55,7 @@ def measure(data: Any, algorithm: str, seeds: list[int], n_references: int) -> d
     tprs = {metric: value.to_dict() for metric, value, *_ in secondary_rows(runs, j)}
     return {"algorithm": algorithm, "n_references": n_references, "best_attack": j.best_attack,
             "auc": j.attack.to_dict(), "per_seed": list(j.per_seed), "baseline": j.best_baseline,
-            "baseline_auc": j.baseline.to_dict(), "verdict": j.verdict.label, "tpr": tprs,
+            "baseline_auc": j.baseline.to_dict(), "margin": j.margin.to_dict(), "verdict": j.verdict.label, "tpr": tprs,
             "n_members": j.sample.positives, "n_nonmembers": j.sample.negatives, "cpu_seconds": cpu}  # fmt: skip
 
 

@@ -32,13 +32,24 @@ def summary_entry(algorithm: str, protocol: str, kind: str, name: str, auc: tupl
             "auc": {"value": value, "low": low, "high": high}, "tpr@1%fpr": {"value": 0.1}}
 
 
+#: per-seed ROC AUC of each attack and baseline (two seeds), hand-picked for the expected rows below
+SEEDS = {("served", "attack", "lira"): (0.84, 0.86), ("served", "output statistic", "popular_overlap"): (0.65, 0.67),
+         ("served", "baseline", "history_length"): (0.54, 0.56), ("paper", "attack", "mlp"): (0.96, 0.98),
+         ("paper", "output statistic", "popular_overlap"): (1.0, 1.0), ("paper", "baseline", "history_length"): (0.45, 0.47)}
+
+
+def seed_records(algorithm: str = "itemcf") -> list[dict]:
+    return [{"seed": seed, "algorithm": algorithm, "protocol": protocol, "kind": kind, "name": name, "auc": {"value": v}}
+            for (protocol, kind, name), values in SEEDS.items() for seed, v in enumerate(values)]  # fmt: skip
+
+
 def write_membership(folder: Path) -> None:
     summary = [summary_entry("itemcf", "served", "attack", "lira", (0.85, 0.80, 0.90)),
                summary_entry("itemcf", "served", "trivial", "popular_overlap", (0.66, 0.60, 0.71)),
                summary_entry("itemcf", "paper", "attack", "mlp", (0.97, 0.95, 0.99)),
                summary_entry("itemcf", "paper", "trivial", "popular_overlap", (1.0, 1.0, 1.0))]
     meta = {"seeds": 5, "references": 8, "date": "2026-01-01", "machine": "test"}
-    (folder / "membership_protocols.json").write_text(json.dumps({"meta": meta, "summary": summary, "records": []}))
+    (folder / "membership_protocols.json").write_text(json.dumps({"meta": meta, "summary": summary, "records": seed_records()}))
     main = {"source": "hand-made", "date": "2026-01-01", "machine": "test", "commit": "abc1234", "command": "none",
             "dataset": "ml-1m", "assumption": "I", "target": "lfm", "seeds": 5, "roc_auc": {"mean": 0.9, "sd": 0.01},
             "balanced_accuracy": 0.8}
@@ -65,19 +76,26 @@ def test_a_headline_row_shows_value_interval_paper_and_link(results, tmp_path):
                     "statistic without training matches the attack (ml-100k rows) "
                     "| [membership_paper_main.jsonl](benchmarks/results/membership_paper_main.jsonl) |")
     link = "[membership_protocols.json](benchmarks/results/membership_protocols.json)"
-    assert served == ("| ml-100k, itemcf, served protocol: ROC AUC of the best attack (lira) | 0.850 | 95% t over 5 seeds "
-                      f"[0.800, 0.900] | — | leaks against a blind guess (0.5); best output statistic popular_overlap 0.660 | {link} |")
-    # a statistic of the paper protocol's lists is an attack, and here the best one
-    assert paper == ("| ml-100k, itemcf, paper protocol: ROC AUC of the best attack (popular_overlap) | 1.000 | 95% t over 5 "
-                     "seeds [1.000, 1.000] | — | leaks against a blind guess (0.5); best output statistic popular_overlap 1.000: "
-                     f"it does as well, so the signal is the protocol, not memorisation | {link} |")
+    # served: LiRA 0.84, 0.86 against the history statistic 0.54, 0.56; margins 0.30, 0.30 (no spread), at 1 - 0.05/2;
+    # the mean 0.850 +- t(0.9875, df 1) = 25.45 x sd 0.01414 / sqrt(2) = 0.2545, clipped to [0, 1]
+    assert served == ("| ml-100k, itemcf, served protocol: ROC AUC of the best attack (LiRA (online)) | 0.850 | "
+                      "[0.595, 1.000] (97.5% t, 2 seeds) | — | leaks against history statistic: number of interactions "
+                      f"(0.550), margin +0.300 [+0.300, +0.300] at 97.5% | {link} |")
+    # paper: a statistic of the lists is the best attack (1.000 over the MLP's 0.970), the history statistic is below
+    # a blind guess, so the blind guess is the baseline
+    assert paper == ("| ml-100k, itemcf, paper protocol: ROC AUC of the best attack (output statistic: -overlap with "
+                     "adversary's top-k popular) | 1.000 | [1.000, 1.000] (97.5% t, 2 seeds) | — | leaks against a blind "
+                     "guess (0.500), margin +0.500 [+0.500, +0.500] at 97.5%; a statistic of the lists is the best attack: "
+                     f"the signal is the protocol, not memorisation | {link} |")
 
 
-def test_an_attack_whose_interval_reaches_half_is_inconclusive(results):
-    attack = {"name": "rmia", "kind": "attack", "seeds": 5, "auc": {"value": 0.51, "low": 0.48, "high": 0.54}}
-    statistic = {"name": "mean_popularity", "kind": "trivial", "seeds": 5, "auc": {"value": 0.49, "low": 0.45, "high": 0.53}}
-    assert results.membership_reading(attack, [attack, statistic], "served") == (
-        "inconclusive against a blind guess (0.5); best output statistic mean_popularity 0.490")
+def test_an_attack_whose_margin_reaches_zero_is_inconclusive(results):
+    records = [{"seed": s, "algorithm": "bpr", "protocol": "served", "kind": kind, "name": name, "auc": {"value": v}}
+               for kind, name, values in (("attack", "rmia", (0.50, 0.56)), ("output statistic", "mean_popularity", (0.49, 0.49)),
+                                          ("baseline", "history_length", (0.51, 0.51)))
+               for s, v in enumerate(values)]  # fmt: skip
+    row = results.membership_protocol_rows(records)[0]
+    assert row[1] == "0.530" and row[4].startswith("inconclusive against history statistic: number of interactions (0.510)")
 
 
 def test_a_missing_record_file_is_a_one_line_error(results, tmp_path):

@@ -257,9 +257,9 @@ def _intro(options: Any, canaries: Canaries) -> str:
     return (
         f"Rows are defences, columns attacks. Membership inference runs the audit's membership attacks on top-{o_m.k} "
         f"lists (paper 001's MLP on a shadow, LiRA online and offline and RMIA on {o_m.n_references} references, statistics "
-        "of the served lists; the frozen attacker runs the MLP and the list statistics) and names the strongest in each "
-        "cell; its interval is at 1 - 0.05/m (Bonferroni: the best of m attacks chosen on the users it is judged on; "
-        "99.3% for 7 attacks, 98.8% for the frozen attacker's 4). "
+        "of the served lists; the frozen attacker's shadow and references are of the undefended algorithm, the "
+        "adaptive attacker's are trained under the row's defence) and names the strongest in each cell; its interval "
+        "is at 1 - 0.05/7 = 99.3% (Bonferroni: the best of 7 attacks chosen on the users it is judged on). "
         f"Attribute inference guesses `{options.attribute}` from top-{options.k} lists "
         f"(attackers {', '.join(options.attackers)}, trained on {options.zeta:.0%} of users, {options.seeds} splits pooled); "
         f"the exposure attacker {o.attacker} (dim {o.dim}, at most {o.n_epochs} epochs: reduced training) reads one slate of "
