@@ -225,11 +225,11 @@ def audit(
     set_ = [*(set_ or []), *([f"study_options.membership.seeds={seeds}"] if seeds else []),
             *(["study_options.membership.thorough=true"] if thorough else []),
             *([f"study_options.sections=[{sections}]"] if sections else [])]
-    if endpoint is not None or resume is not None:
-        polite = {"qps": qps, "concurrency": concurrency, "timeout": timeout, "retries": retries, "budget": budget}
-        templates = {"user_request": user_request, "history_request": history_request, "items_path": items_path,
-                     "auth_env": auth_env}  # fmt: skip
-        own = any(v is not None for v in (interactions, lists, target, members, test, user_features, exposures, model))
+    polite = {"qps": qps, "concurrency": concurrency, "timeout": timeout, "retries": retries, "budget": budget}
+    templates = {"user_request": user_request, "history_request": history_request, "items_path": items_path,
+                 "auth_env": auth_env}  # fmt: skip
+    if (endpoint is not None and interactions is None) or resume is not None:
+        own = any(v is not None for v in (lists, target, members, test, user_features, exposures, model))
         shadow = [f"study_options.membership.shadow_algorithm={shadow_model}"] if shadow_model else []
         ep.audit_endpoint_command(endpoint, resume, polite, templates, config, dataset, data_dir, set_ + shadow, out, own)
         return
@@ -240,8 +240,8 @@ def audit(
         if interactions is None:
             _execute(_command_config(config, default_audit_config(), dataset, data_dir, model, set_ or []), out)
             return
-        if (lists is None) == (target is None):
-            raise ConfigError("--interactions: expected exactly one of --lists FILE or --target module:name")
+        if sum(x is not None for x in (lists, target, endpoint)) != 1:
+            raise ConfigError("--interactions: expected exactly one of --lists FILE, --target module:name or --endpoint URL")
         if dataset or data_dir or model:
             raise ConfigError("--dataset, --data-dir and --model choose a built-in target the audit trains; with "
                               "--interactions the target is --lists or --target, expected without them")  # fmt: skip
@@ -250,14 +250,18 @@ def audit(
         from recprivacy.experiments.audit.files import load_target
         from recprivacy.experiments.target import Target
 
-        own = Target.from_lists(lists, user_col, rank_col, item_col) if lists else load_target(target, training=fit)
-        name = _slug(f"audit-{interactions.stem}-{lists.stem if lists else target}")
+        name = _slug(f"audit-{interactions.stem}-{lists.stem if lists else target or 'endpoint'}")
         updates = _thread_updates() if config else {"name": name, **_thread_updates()}
         if shadow_model:
             updates["study_options.membership.shadow_algorithm"] = shadow_model
         base = load_config(config, set_ or [], base=default_audit_config(), updates=updates)
         files = {"interactions": interactions, "members": members, "test": test, "user_features": user_features,
                  "exposures": exposures}  # fmt: skip
+        if endpoint is not None:
+            with ep.endpoint_target(endpoint, polite, templates) as own:
+                _audit_own(own, base, files, out, user_col, item_col)
+            return
+        own = Target.from_lists(lists, user_col, rank_col, item_col) if lists else load_target(target, training=fit)
         _audit_own(own, base, files, out, user_col, item_col)
 
 

@@ -13,6 +13,9 @@ endpoint package, httpx, FastAPI and uvicorn are imported when a command runs.
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -55,13 +58,12 @@ def audit_endpoint_command(endpoint: str | None, resume: Path | None, politeness
     from recprivacy.errors import ConfigError
 
     with user_errors():
-        from recprivacy.experiments.endpoint import EndpointSpec, Politeness
+        from recprivacy.experiments.endpoint import Politeness
         from recprivacy.experiments.endpoint.audit import audit_endpoint, resume_endpoint
 
         if own_files:
-            raise ConfigError("--endpoint: the target is the service, audited on the data of --dataset/--config; expected "
-                              "no --model, --lists or --target (your own --interactions files are audited against an "
-                              "endpoint from Python: Audit(Target.from_endpoint(url), ...))")  # fmt: skip
+            raise ConfigError("--endpoint: the target is the service, audited on the data of --dataset/--config or on "
+                              "your --interactions files; expected no --model, --lists or --target with it")  # fmt: skip
         given = {key: value for key, value in politeness.items() if value is not None}
         if resume is not None:
             if endpoint is not None or config is not None or dataset is not None or set_:
@@ -69,15 +71,35 @@ def audit_endpoint_command(endpoint: str | None, resume: Path | None, politeness
                                   "--config, --dataset or --set with it")  # fmt: skip
             results, run_dir = resume_endpoint(resume, Politeness(**given) if given else None)
         else:
-            history = None if templates["history_request"].strip().lower() == "none" else templates["history_request"]
-            spec = EndpointSpec(endpoint, templates["user_request"], history, templates["items_path"], templates["auth_env"],
-                                Politeness(**given))  # fmt: skip
+            spec = _spec(endpoint, Politeness(**given), templates)
             settings = _command_config(config, default_audit_config(), dataset, data_dir, None, set_)
             results, run_dir = audit_endpoint(settings, spec, out if out is not None else Path(settings.output.dir))
         _print_headline(results)
         from rich.console import Console
 
         Console().print(f"Run written to [bold]{run_dir}[/bold]\nReport: {run_dir / 'report.html'}", soft_wrap=True)
+
+
+@contextmanager
+def endpoint_target(endpoint: str, politeness: dict[str, Any], templates: dict[str, Any]) -> Iterator[Any]:
+    """The ``Target`` of ``--endpoint`` with ``--interactions``: your own files audited against your service.
+    Its answers are cached, so no query is sent twice, in a private temporary folder (mode 0700) removed when
+    the audit ends: ``--resume`` is for ``--dataset`` audits, whose run folder keeps the cache."""
+    from recprivacy.experiments.endpoint import CACHE_FILE, Politeness
+    from recprivacy.experiments.target import Target
+
+    given = {key: value for key, value in politeness.items() if value is not None}
+    spec = _spec(endpoint, politeness=Politeness(**given), templates=templates)
+    with tempfile.TemporaryDirectory(prefix="recprivacy-endpoint-") as folder:
+        yield Target.from_endpoint(spec, cache=Path(folder) / CACHE_FILE.name)
+
+
+def _spec(endpoint: str, politeness: Any, templates: dict[str, Any]) -> Any:
+    """The ``EndpointSpec`` of the command line's templates (``--history-request none``: no history request)."""
+    from recprivacy.experiments.endpoint import EndpointSpec
+
+    history = None if templates["history_request"].strip().lower() == "none" else templates["history_request"]
+    return EndpointSpec(endpoint, templates["user_request"], history, templates["items_path"], templates["auth_env"], politeness)
 
 
 def serve(

@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 pytest.importorskip("httpx")
@@ -83,3 +85,23 @@ def test_a_killed_audit_resumes_without_asking_again(served, tmp_path):
     assert result.exit_code == 0, result.stderr
     assert second.sent and not cached & {request_key(m, url + p, b) for m, p, b in second.requests}
     assert (folder / "results.json").exists()
+
+
+def test_your_own_files_are_audited_against_your_endpoint(served, tmp_path):
+    """``--interactions`` with ``--endpoint``: the members are asked for by id, the rest by history."""
+    _, model, data = served
+    data.to_frame()[["user_id", "item_id"]].to_csv(tmp_path / "interactions.csv", index=False)
+    trained = data.user_ids[np.flatnonzero(model.train_csr_.getnnz(axis=1) > 0)]
+    pd.DataFrame({"user_id": trained}).to_csv(tmp_path / "members.csv", index=False)
+    app_ = Faulty(create_app(model, data))
+    with running(app_) as url:
+        result = CliRunner().invoke(app, [
+            "audit", "--interactions", str(tmp_path / "interactions.csv"), "--members", str(tmp_path / "members.csv"),
+            "--endpoint", url, "--sections", "membership", "--qps", "2000", "--out", str(tmp_path / "runs"),
+            "--set", "study_options.membership.k=10", "--set", "study_options.membership.n_factors=8",
+            "--set", "study_options.membership.n_references=2", "--shadow-model", "itemcf"])  # fmt: skip
+    assert result.exit_code == 0, result.output + result.stderr
+    (run,) = (tmp_path / "runs").iterdir()
+    verdicts = json.loads((run / "results.json").read_text())["verdicts"]
+    assert any("membership" in v["attack"] and v["metric"] == "ROC AUC" for v in verdicts)
+    assert app_.sent > 0 and not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("recprivacy-endpoint-*/*.jsonl"))
