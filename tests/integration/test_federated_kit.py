@@ -32,5 +32,5 @@ def test_a_resumed_run_gives_the_golden_numbers(golden, audit, tmp_path, monkeyp
     # 14: the first method's group stored whole (not trained again), the second's training cell
     # and two of its attack cells stored (its federation is trained again for the other eight)
     ((results, progress),) = resumed_runs(STUDY, tmp_path, (14,)).values()
-    assert "d=8 none" not in progress and "d=8 apm" in progress  # the federations trained on resume
+    assert "d=8/none" not in progress and "d=8/apm" in progress  # the federations trained on resume
     golden("federated_smoke", {"study": results, "audit": audit})

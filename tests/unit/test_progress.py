@@ -30,6 +30,13 @@ def test_mode_follows_terminal_ci_and_quiet(monkeypatch, quiet, ci, tty, mode):
     assert progress_mode() == mode
 
 
+@pytest.fixture(autouse=True)
+def fresh_run(monkeypatch):
+    """Each test starts outside any run: stages planned by tests that ran earlier in this worker
+    (a study run without the command line's run context) must not show in its lines."""
+    monkeypatch.setattr(progress_module, "_RUN", [progress_module.Run()])
+
+
 @pytest.fixture
 def verbose():
     progress_module.set_verbose(True)
