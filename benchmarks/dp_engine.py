@@ -1,5 +1,5 @@
 """make_private on ml-100k (issue 49): Opacus against the project's torch.func clipping, and BPR-MF
-under user-level DP-SGD at ε = 1, 4, 8 against the non-private model.
+and LightGCN under user-level DP-SGD at ε = 1, 4, 8 against the non-private models.
 
 * ``clipping``: BPR-MF's per-triple loss as an ``nn.Module`` of two ``nn.Embedding`` tables (the
   shape Opacus's hooks see). Correctness: Opacus 1.6's per-sample gradients (``GradSampleModule``,
@@ -8,16 +8,21 @@ under user-level DP-SGD at ε = 1, 4, 8 against the non-private model.
   (the triples of ``--batch // 85`` users, Opacus's per-sample gradients summed per user with
   ``index_add`` before the norms), each in a fresh child process: median CPU ms per step over
   ``--steps`` steps and the child's peak RSS above the loaded data.
-* ``utility``: per-user random 8:1:1 split, seed 0 (one seed); non-private BPR-MF (its defaults,
-  early stopping on validation) and ``make_private(BPRMF(n_factors=16), ε, δ = 1e-6)`` at the
-  engine settings of ``configs/matrix/ml-100k.yaml`` (simulation noise); test Recall@20 and
-  NDCG@20 (train and validation items masked), fit CPU seconds, σ and the statement's ε, each in a
-  fresh child.
+* ``utility`` (``--models bpr,lightgcn``, ``--rows nonprivate,eps=1,eps=4,eps=8``): per-user random 8:1:1 split, seed 0 (one seed); each
+  model non-private (its defaults, early stopping on validation) and
+  ``make_private(Model(n_factors=16), ε, δ = 1e-6)`` at the engine settings of
+  ``configs/matrix/ml-100k.yaml`` (simulation noise; LightGCN with its 3 layers and no personal
+  rows: its user table is noised too); test Recall@20 and NDCG@20 (train and validation items
+  masked), fit CPU seconds, epochs trained and CPU seconds per epoch (the non-private fits'
+  include their validation passes), the child's peak RSS, σ and the statement's ε, each row in a
+  fresh child. The rows of the models not run, and the parts not run, are kept from the existing
+  record; each utility row carries its own date and load.
 
 The clipping part needs Opacus, which is not a dependency (docs/decisions.md, "make_private")::
 
     .venv/bin/pip install opacus==1.6.0
     PYTHONPATH=src:benchmarks .venv/bin/python benchmarks/dp_engine.py --data-dir ../shared/datasets
+    PYTHONPATH=src:benchmarks .venv/bin/python benchmarks/dp_engine.py --parts utility --models lightgcn
 
 Writes ``benchmarks/results/dp_engine.json``.
 """
@@ -42,6 +47,9 @@ EPSILONS = (1.0, 4.0, 8.0)
 ENGINE = {"batch_users": 512, "n_epochs": 40, "lr": 0.01}
 FACTORS = 16
 METHODS = ("opacus-example", "func-example", "opacus-user", "func-user")
+MODELS = ("bpr", "lightgcn")
+#: the utility part's rows of each model; rows not run keep their earlier measurement
+ROWS = ("nonprivate", *(f"eps={e:g}" for e in EPSILONS))
 
 
 def _split(data_dir: str):
@@ -150,29 +158,55 @@ def correctness(data_dir: str) -> dict[str, float]:
     return {"max_abs_difference": diff, "max_abs_gradient": max(float(g.abs().max()) for g in reference.values())}
 
 
-def run_utility(name: str, data_dir: str) -> dict[str, Any]:
-    """Fit and evaluate one row of the utility part (``nonprivate`` or ``eps=<ε>``)."""
+def _model(name: str, **params: Any):
+    from recprivacy.models.bpr import BPRMF
+    from recprivacy.models.lightgcn import LightGCN
+
+    return {"bpr": BPRMF, "lightgcn": LightGCN}[name](seed=0, **params)
+
+
+def run_utility(child: str, data_dir: str) -> dict[str, Any]:
+    """Fit and evaluate one row of the utility part: ``<model>:nonprivate`` or ``<model>:eps=<ε>``."""
     import torch
 
     from recprivacy.defenses.dp_engine import make_private
     from recprivacy.metrics.ranking import evaluate
-    from recprivacy.models.bpr import BPRMF
 
     logging.getLogger("absl").setLevel(logging.ERROR)
     torch.set_num_threads(1)
+    load = os.getloadavg()
+    model_name, name = child.split(":")
     train, valid, test = _split(data_dir)
     start = time.process_time()
     if name == "nonprivate":
-        model, extra = BPRMF(seed=0).fit(train, valid), {}
+        model, extra = _model(model_name).fit(train, valid), {}
     else:
         eps = float(name.split("=")[1])
-        model = make_private(BPRMF(n_factors=FACTORS, seed=0), epsilon=eps, delta=1e-6, noise="simulation", **ENGINE).fit(train)
+        model = make_private(_model(model_name, n_factors=FACTORS), epsilon=eps, delta=1e-6, noise="simulation",
+                             **ENGINE).fit(train)  # fmt: skip
         extra = {"epsilon_target": eps, "epsilon_statement": model.privacy_statement().epsilon,
                  "noise_multiplier": model.noise_multiplier_, "sample_rate": model.sample_rate_, "steps": model.steps_}  # fmt: skip
     cpu = time.process_time() - start
+    epochs = len(model.history_.losses)
     metrics = evaluate(model, test, ks=(20,), exclude=valid)
-    return {"row": name, "fit_cpu_s": cpu, "recall@20": float(metrics["recall@20"]), "ndcg@20": float(metrics["ndcg@20"]),
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **extra}  # fmt: skip
+    return {"model": model_name, "row": name, "fit_cpu_s": cpu, "epochs": epochs, "cpu_s_per_epoch": cpu / epochs,
+            "recall@20": float(metrics["recall@20"]), "ndcg@20": float(metrics["ndcg@20"]),
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "loadavg_at_start": list(load), **extra}  # fmt: skip
+
+
+def _existing(path: str) -> dict[str, Any]:
+    """The record at ``path`` without its provenance (empty when there is none); its utility rows
+    and, as ``clipping_date``, its clipping part carry the date they were measured (kept rows keep it)."""
+    if not Path(path).exists():
+        return {}
+    record = json.loads(Path(path).read_text())
+    date = record.get("date")
+    for row in record.get("utility", []):
+        row.setdefault("date", date)
+    if "clipping" in record:
+        record.setdefault("clipping_date", date)
+    return {k: v for k, v in record.items() if k not in ("date", "machine", "command")}
 
 
 def main() -> None:
@@ -181,6 +215,8 @@ def main() -> None:
     p.add_argument("--batch", type=int, default=2048)
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--parts", default="clipping,utility")
+    p.add_argument("--models", default=",".join(MODELS), help="utility part: comma-separated of " + ", ".join(MODELS))
+    p.add_argument("--rows", default=",".join(ROWS), help="utility part: comma-separated of " + ", ".join(ROWS))
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "dp_engine.json"))
     p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -189,22 +225,37 @@ def main() -> None:
             else run_utility(args.child, args.data_dir)  # fmt: skip
         print(json.dumps(result))
         return
-    record: dict[str, Any] = {"benchmark": "dp_engine", "dataset": "ml-100k", "threads": 1}
+    models = [m for m in args.models.split(",") if m]
+    if unknown := sorted(set(models) - set(MODELS)):
+        p.error(f"--models: unknown {unknown}; expected some of {', '.join(MODELS)}")
+    names = [r for r in args.rows.split(",") if r]
+    if unknown := sorted(set(names) - set(ROWS)):
+        p.error(f"--rows: unknown {unknown}; expected some of {', '.join(ROWS)}")
+    record: dict[str, Any] = {**_existing(args.out), "benchmark": "dp_engine", "dataset": "ml-100k", "threads": 1}
     child_args = ["--data-dir", args.data_dir, "--batch", str(args.batch), "--steps", str(args.steps)]
     if "clipping" in args.parts:
         record["correctness"] = correctness(args.data_dir)
         print(f"Opacus vs torch.func per-sample gradients: max |diff| {record['correctness']['max_abs_difference']:.2e}")
         record["clipping"] = [run_child(__file__, m, child_args) for m in METHODS]
+        record["clipping_date"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         for r in record["clipping"]:
             print(f"{r['method']:15s} {r['units']:5d} units {r['cpu_ms_per_step']:8.1f} CPU ms/step "
                   f"peak RSS +{r['peak_rss_above_data_mb']:.0f} MB", flush=True)
     if "utility" in args.parts:
         record["utility_protocol"] = ("per-user random 8:1:1, seed 0 (one seed), full ranking, train+valid masked; "
-                                      f"DP-SGD: BPRMF(n_factors={FACTORS}), delta 1e-6, {ENGINE}, simulation noise")
-        record["utility"] = [run_child(__file__, name, child_args) for name in ["nonprivate", *(f"eps={e:g}" for e in EPSILONS)]]
-        for r in record["utility"]:
-            print(f"{r['row']:11s} Recall@20 {r['recall@20']:.4f} NDCG@20 {r['ndcg@20']:.4f} "
-                  f"fit {r['fit_cpu_s']:.1f} CPU s", flush=True)
+                                      f"DP-SGD: <model>(n_factors={FACTORS}), delta 1e-6, {ENGINE}, simulation noise; "
+                                      "non-private: the model's defaults with early stopping on validation")
+        kept = [r for r in record.get("utility", []) if not (r.get("model", "bpr") in models and r["row"] in names)]
+        rows = []
+        for model in models:
+            for name in names:
+                r = run_child(__file__, f"{model}:{name}", child_args)
+                rows.append(r)
+                print(f"{model:8s} {r['row']:11s} Recall@20 {r['recall@20']:.4f} NDCG@20 {r['ndcg@20']:.4f} "
+                      f"fit {r['fit_cpu_s']:.1f} CPU s ({r['cpu_s_per_epoch']:.2f}/epoch x {r['epochs']}) "
+                      f"peak RSS {r['peak_rss_mb']:.0f} MB", flush=True)
+                write_record({**record, "utility": kept + rows}, args.out)  # a row at a time: a long run keeps its rows
+        record["utility"] = kept + rows
     write_record(record, args.out)
 
 

@@ -27,15 +27,18 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 from recprivacy.experiments.kit import Summary, apply_rules, read_rules, tally
 from recprivacy.experiments.kit.compare import paper_value
-from recprivacy.experiments.matrix.cells import Cell, Judged, judged
+from recprivacy.experiments.matrix.cells import Judged, MatrixCell, judged
 from recprivacy.experiments.matrix.render import cell_change, cell_headline
-from recprivacy.experiments.membership.compare import name_of
+from recprivacy.attacks.membership.interaction import name as pair_name
+from recprivacy.experiments.membership.compare import family_level, name_of
 from recprivacy.experiments.reference import paper_file
 from recprivacy.io import write_text_atomic
 from recprivacy.metrics.intervals import Estimate, mean_interval
-from recprivacy.metrics.verdict import RULE, Sample, judge_attack, users_sample
+from recprivacy.metrics.verdict import RULE, Sample, judge_attack, judge_defence, users_sample
 from recprivacy.report.tables import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -776,12 +779,12 @@ def matrix(records: Path) -> str:
 SAMPLE_COLUMNS = ("members (or users)", "non-members")
 
 
-def matrix_cells(table: dict) -> dict[tuple[str, str], Cell]:
+def matrix_cells(table: dict) -> dict[tuple[str, str], MatrixCell]:
     """The record's long table as cells by (defence, attack), each attacker re-judged (``rejudged``)."""
-    cells: dict[tuple[str, str], Cell] = {}
+    cells: dict[tuple[str, str], MatrixCell] = {}
     for row in table["rows"]:
         c = dict(zip(table["columns"], row))
-        cell = cells.setdefault((c["defence"], c["attack"]), Cell(reason=c["reason"]))
+        cell = cells.setdefault((c["defence"], c["attack"]), MatrixCell(reason=c["reason"]))
         if c["attacker"]:
             setattr(cell, c["attacker"], rejudged(c))
     return cells
@@ -800,13 +803,76 @@ def rejudged(c: dict) -> Judged:
                   attack=c.get("strongest attack") or "")
 
 
-def matrix_cell(cells: dict[tuple[str, str], Cell], defence: str, attack: str) -> str:
+def matrix_cell(cells: dict[tuple[str, str], MatrixCell], defence: str, attack: str) -> str:
     """One matrix cell: the stronger attacker, its verdict and the change against the no-defence
     row's cell (``experiments.matrix.render.cell_headline``), or why the cell is empty."""
     cell = cells[defence, attack]
     if cell.best is None:
         return "does not apply" if cell.reason.startswith("does not apply") else cell.reason
     return cell_headline(cell, cell_change(cell, cells["none", attack], attack))
+
+
+MATRIX_INTERACTIONS_FILE = "matrix_interactions_ml100k.json"
+
+
+def matrix_interactions(records: Path) -> str:
+    """The matrix's interactions column on ml-100k (issue 51): per defence row the best list attack on
+    held-out non-member pairs against the strongest data-only baseline, the defence's paired change and
+    the easy non-members beside it; every word re-derived here (``metrics.verdict``) from the recorded numbers."""
+    record = json.loads(read_text(records / MATRIX_INTERACTIONS_FILE))
+    found = {(v["defence"], v["attacker"]): v for v in record["verdicts"] if v["attack"] == "interactions"}
+    rows = []
+    for d in record["defences"]:
+        hard, easy = found.get((d["key"], "frozen")), found.get((d["key"], "easy non-members"))
+        if hard is None:
+            cell = next(r for r in record["cells"]["rows"] if r[:2] == [d["key"], "interactions"])
+            rows.append([d["title"], "does not apply" if cell[-1].startswith("does not apply") else cell[-1], "", "", "", "", ""])
+            continue
+        rows.append([d["title"], _pair_cell(hard), f"{hard['baseline']:.3f} ({hard['baseline_name']})", _rejudged_word(hard),
+                     _change_cell(hard), f"{_pair_cell(easy)}: {_rejudged_word(easy)}", hard["sample"]["text"]])  # fmt: skip
+    table = markdown_table({"columns": ["defence", "held-out pairs: best attack, ROC AUC [97.5%]", "strongest baseline",
+                                        "verdict", "change vs no defence [97.5%, paired]", "easy non-members (beside)",
+                                        "sample"], "rows": rows})  # fmt: skip
+    t = record["timings"]
+    rows_seconds = sum(v for k, v in t.items() if k.startswith("matrix:fit") or k.startswith("matrix:UPC-SDG") or k == "fit")
+    return "\n\n".join([
+        "## Interaction-level membership in the attack x defence matrix, ml-100k (issue 51)",
+        "The matrix's `interactions` column (`configs/matrix/ml-100k.yaml` with `study_options.columns=[interactions]`: "
+        "the defence rows built as in the whole matrix, only this column measured): for the members with held-out rows, 5 "
+        "training pairs per member against 5 **held-out** pairs (items the member really had, held out of training) and 5 "
+        "never-had (**easy**) ones, the same pairs in every row; the better of the seen-item filter and the list "
+        "neighbourhood on the row's top-100 lists against the strongest of item popularity, the user's history similarity "
+        "and a blind guess, one seed, stratified bootstrap over pairs at 97.5% (best of 2 attacks). The defence's change is "
+        "the row's printed ROC AUC minus the no-defence row's, with a paired bootstrap interval over the same pairs. The "
+        "attacks have no trained part, so frozen and adaptive coincide. Every verdict word is re-derived here from the "
+        f"recorded numbers. Record {link(MATRIX_INTERACTIONS_FILE)}: `{record['source']}`; measured {record['date']} on "
+        f"{machine_text(record['machine'])}, commit {record['commit']}; the whole run {record['cpu_seconds']:.0f} CPU s, "
+        f"{record['wall']} wall, peak {record['peak_rss_mb']:.0f} MB; the column's stage {t['matrix:interactions']:.0f} s "
+        f"beside {rows_seconds:.0f} s training the rows' models (stage timings, wall clock of the process)"
+        f"{'; ' + record['note'] if record.get('note') else ''}.",
+        table])
+
+
+def _pair_cell(v: dict) -> str:
+    x = v["value"]
+    return f"{x['value']:.3f} [{x['low']:.3f}, {x['high']:.3f}] {v['strongest_attack']}"
+
+
+def _rejudged_word(v: dict) -> str:
+    """``judge_attack``'s word on a verdict record's own numbers."""
+    value, margin = (Estimate(v[k]["value"], v[k]["low"], v[k]["high"], "recorded", 0) for k in ("value", "margin"))
+    sample = Sample(v["sample"]["positives"], v["sample"]["negatives"])
+    return judge_attack(value, v["baseline"], margin, v["baseline_name"], chance=v["chance"], sample=sample).label
+
+
+def _change_cell(v: dict) -> str:
+    """The recorded change and ``judge_defence``'s word on it; the no-defence row has none."""
+    if "change" not in v:
+        return "—"
+    c = v["change"]
+    word = judge_defence(Estimate(c["value"], c["low"], c["high"], "recorded", 0), "interactions",
+                         sample=Sample(v["sample"]["positives"], v["sample"]["negatives"])).label  # fmt: skip
+    return f"{c['value']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}] vs {v['undefended']:.3f}: {word}"
 
 
 # ---------------------------------------------------------------------------- erasure verification
@@ -832,13 +898,25 @@ def erasure(records: Path) -> str:
         "of the users as members before the deletion, forgets a fifth of them and keeps the rest as never-members; "
         "`retrained`: the after-model is trained again without the forgotten users; `fake`: the before-model, which "
         "only stops serving the forgotten users by id (they are served from their history as new users). Each cell: "
-        "the best of the audit's seven membership attacks (ROC AUC, its margin over the strongest history baseline "
-        "with the Bonferroni interval); the verdict combines the forgotten row with the positive control "
-        "(`metrics.verdict.judge_erasure`, docs/erasure.md). Targets: " + "; ".join(
+        "the best of the audit's seven membership attacks (for the forgotten users also history completion) as ROC AUC, "
+        "its margin over the strongest history baseline with the Bonferroni interval; the verdict combines the "
+        "forgotten row with the positive control (`metrics.verdict.judge_erasure`, docs/erasure.md). Each seed is a "
+        "deletion of its own, judged on its own: " + _erasure_counts(runs) + ". The seeds are not pooled into one "
+        "verdict: a t interval over three seeds at the Bonferroni level is the mean ± 12.6 standard errors and would "
+        "read 'no evidence' where every seed reads 'not erased' (docs/erasure.md). Targets: " + "; ".join(
             f"`{name}` = {algorithm} {params or '(defaults)'}" for name, (algorithm, params) in data["targets"].items()) + ".",
         markdown_table({"columns": ["target", "unlearning", "seed", "forgotten vs never-members (after)",
                                     "control: retained vs never-members (after)", "forgotten vs never-members (before)",
                                     "verdict"], "rows": rows})])  # fmt: skip
+
+
+def _erasure_counts(runs: dict[tuple, dict[str, dict]]) -> str:
+    """Per target and unlearning, how many seeds read each verdict ("als fake: not erased on 3 of 3")."""
+    words: dict[tuple[str, str], list[str]] = {}
+    for (target, mode, _), rs in runs.items():
+        words.setdefault((target, mode), []).append(rs[ERASURE_ROWS[0]]["label"])
+    return "; ".join(f"{target} {mode}: " + ", ".join(f"'{w}' on {ws.count(w)} of {len(ws)}" for w in dict.fromkeys(ws))
+                     for (target, mode), ws in words.items())  # fmt: skip
 
 
 def _erasure_cell(r: dict) -> str:
@@ -846,7 +924,104 @@ def _erasure_cell(r: dict) -> str:
     return f"{v['value']:.3f}, margin {m['value']:+.3f} [{m['low']:+.3f}, {m['high']:+.3f}] ({r['label']})"
 
 
-SECTIONS: tuple[Callable[[Path], str], ...] = (exposure, membership, strongest_attacker, dipsgnn, upcsdg, federated, recommenders, matrix, erasure)
+# ---------------------------------------------------------------------------- interaction-level membership
+
+INTERACTION_FILES = ("interaction_membership.json", "interaction_membership-ml-1m.json")
+INTERACTION_CONTEXT = "interaction_membership_context.json"
+PAIR_UNITS = {"hard": ("training pairs", "held-out pairs"), "easy": ("training pairs", "never-had pairs")}
+
+
+def interaction_membership(records: Path) -> str:
+    """Issue 51: per dataset, target and kind of non-member pair the best attack judged over the seeds
+    (``interaction_judgement``), its TPR at 1% and 5% FPR, beside MINER's published numbers for context."""
+    files = [json.loads(read_text(records / name)) for name in INTERACTION_FILES if (records / name).is_file()]
+    miner = json.loads(read_text(records / INTERACTION_CONTEXT))
+    rows = [_interaction_row(f["dataset"], algorithm, kind, [r for r in f["records"] if (r["algorithm"], r["non_members"]) == (algorithm, kind)])
+            for f in files for algorithm in f["targets"] for kind in PAIR_UNITS]  # fmt: skip
+    tpr = miner["tpr@5%fpr"]
+    rows.append(["(MINER's datasets)", "(MINER's targets)", "easy", "MINER (published)", f"— (accuracy {miner['accuracy']:.2f})", "—",
+                 f"{tpr['low']:.2f}-{tpr['high']:.2f}", "not reported", "—", "—", "—"])  # fmt: skip
+    runs = "; ".join(f"{f['dataset']}: {link(name)}, `{f['command']}`, {f['date'][:10]}, {f['cpu_seconds']:.0f} CPU s (load "
+                     f"average {f['machine']['loadavg_at_end'][0]:.1f} at the end)" for name, f in zip(
+                         [n for n in INTERACTION_FILES if (records / n).is_file()], files))  # fmt: skip
+    return "\n\n".join([
+        "## Interaction-level membership inference (issue 51)",
+        "Which of a member's (user, item) pairs trained the target? Protocol: per seed 70% of the users are members, a "
+        "random 20% of each member's rows held out of training; members are served by id (top-100, training items "
+        "excluded); 10 training pairs per member against 10 **hard** non-member pairs (the member's held-out items) and 10 "
+        "**easy** ones (items the member never had); the adversary's item popularity and similarity come from the 30% of "
+        "users held out of training. Attacks read the served list (seen-item filter, list neighbourhood); baselines read "
+        "the data alone (item popularity, the user's history similarity, a blind guess). Each row is judged over the seeds "
+        "here, from the per-seed numbers of the record, as the audit's `compare.judge` judges: the best attack by mean ROC "
+        "AUC against the strongest baseline, value and margin as means with a t interval over the seeds at 97.5% (best of "
+        "2 attacks, Bonferroni), the word from `metrics.verdict.judge_attack`; TPR columns: the best attack's mean with a "
+        "95% t interval. Sample: training / non-member pairs of the first seed. " + runs + ".",
+        "MINER's row is context, not a comparison: "
+        f"{miner['source']}. It reports accuracy at one threshold, not ROC AUC, on its own datasets, targets and attacker "
+        "knowledge, against easy non-members only. Against easy pairs the data alone already separates well (an item the "
+        "user never had is less popular and fits their history less), so a high number there says little about the "
+        "target; the hard pairs, items the user really had, isolate what the target's lists reveal.",
+        RULE,
+        markdown_table({"columns": ["dataset", "target", "non-member pairs", "best attack", "ROC AUC [97.5% t]",
+                                    "TPR@1%FPR [95% t]", "TPR@5%FPR [95% t]", "strongest baseline: ROC AUC; TPR@5%FPR",
+                                    "margin [97.5% t]", "verdict", "pairs (training / non-member)"], "rows": rows})])  # fmt: skip
+
+
+def interaction_judgement(records: list[dict]) -> tuple[str, str, Estimate, float, Estimate, Sample]:
+    """The best attack (mean ROC AUC over the seeds), the strongest baseline (blind guess 0.5 included), the
+    attack's mean and the margin's mean with t intervals over the seeds at the Bonferroni level, and the sample."""
+    seeds = sorted({r["seed"] for r in records})
+    if len(seeds) < 2:
+        raise SystemExit(f"interaction records of {records[0]['algorithm']}: a judgement over seeds needs at least two")
+    auc = {(r["name"], r["seed"]): r["auc"]["value"] for r in records}
+    names = {r["name"]: r["kind"] for r in records}
+    per = {name: np.array([auc[name, s] for s in seeds]) for name in names}
+    per["blind"] = np.full(len(seeds), 0.5)
+    attacks = [n for n, kind in names.items() if kind == "attack"]
+    best = max(attacks, key=lambda n: per[n].mean())
+    baseline = max(["blind", *(n for n, kind in names.items() if kind == "baseline")], key=lambda n: per[n].mean())
+    level = family_level(len(attacks))
+    value = mean_interval(per[best], level=level, bounds=(0.0, 1.0))
+    margin = mean_interval(per[best] - per[baseline], level=level, bounds=(-1.0, 1.0))
+    first = next(r for r in records if r["seed"] == seeds[0])
+    if "positives" in first:
+        positives, negatives = first["positives"], first["negatives"]
+    else:  # the first record: TPR's n is the training pairs, ROC AUC's all pairs
+        positives, negatives = first["tpr@1%fpr"]["n"], first["auc"]["n"] - first["tpr@1%fpr"]["n"]
+    sample = Sample(positives, negatives, len(seeds), "mean over seeds, t interval", PAIR_UNITS[first["non_members"]])
+    return best, baseline, value, float(per[baseline].mean()), margin, sample
+
+
+def _interaction_row(dataset: str, algorithm: str, kind: str, records: list[dict]) -> list[str]:
+    best, baseline, value, base, margin, sample = interaction_judgement(records)
+    verdict = judge_attack(value, base, margin, pair_name(baseline), chance=0.5, sample=sample)
+    tprs = [_seed_mean(records, best, key, sample) for key in ("tpr@1%fpr", "tpr@5%fpr")]
+    return [dataset, algorithm, kind, pair_name(best), _interval_text(value.to_dict()), *tprs,
+            f"{pair_name(baseline)} {base:.3f}; {_baseline_tpr(records)}", f"{margin.value:+.3f} [{margin.low:+.3f}, {margin.high:+.3f}]",
+            verdict.label, f"{sample.positives} / {sample.negatives}"]  # fmt: skip
+
+
+def _baseline_tpr(records: list[dict]) -> str:
+    """The strongest baseline at 5% FPR (a blind guess finds 5%): its mean TPR over the seeds and its name."""
+    means = {"blind": 0.05}
+    for name in dict.fromkeys(r["name"] for r in records if r["kind"] == "baseline"):
+        values = [r["tpr@5%fpr"] for r in records if r["name"] == name]
+        if all(v["resolvable"] for v in values):
+            means[name] = statistics.mean(v["value"] for v in values)
+    best = max(means, key=means.get)
+    return f"{means[best]:.3f} ({pair_name(best)})"
+
+
+def _seed_mean(records: list[dict], name: str, key: str, sample: Sample) -> str:
+    """One attack's TPR as the mean over the seeds with a 95% t interval, or why the sample cannot resolve it."""
+    values = [r[key] for r in records if r["name"] == name]
+    if not all(v["resolvable"] for v in values):
+        return f"not resolvable with n = {sample.negatives}"
+    return _interval_text(mean_interval([v["value"] for v in values], bounds=(0.0, 1.0)).to_dict())
+
+
+SECTIONS: tuple[Callable[[Path], str], ...] = (exposure, membership, strongest_attacker, dipsgnn, upcsdg, federated, recommenders, matrix,
+                                                matrix_interactions, erasure, interaction_membership)
 INTRO = """# Results
 
 Generated by `make results` (`benchmarks/results.py`) from the records in `benchmarks/results/` and the

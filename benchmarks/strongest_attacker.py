@@ -6,7 +6,8 @@ attack of the audit (the paper's MLP, LiRA online and offline, RMIA, the output 
 against the history baselines; per target and setting the best attack chosen and judged as the
 audit does (``compare.judge``: mean over seeds, t interval at the Bonferroni level of the best of
 7), its TPR at 1% and 0.1% FPR (``compare.secondary_rows``; "not resolvable" where the sample
-cannot resolve it) and the CPU seconds of the whole setting. A setting is a number of reference
+cannot resolve it) and the CPU seconds of the whole setting, with the one-minute load average at its start and
+end and when it ran (the machine is shared: CPU seconds rise with the load). A setting is a number of reference
 recommenders: ``default`` is ``MembershipAuditOptions.n_references``, ``thorough`` is
 ``THOROUGH_REFERENCES``; ``--references`` sweeps other counts (how the default was chosen).
 
@@ -48,7 +49,7 @@ def measure(data: Any, algorithm: str, seeds: list[int], n_references: int) -> d
     """The best attack on one target over ``seeds`` with ``n_references`` references."""
     options = LabOptions(model_params=MODEL_PARAMS, n_references=n_references)
     spec = AttackSpec((data.name, algorithm), (data.name, algorithm), protocol="served")
-    start = time.process_time()
+    start, load = time.process_time(), os.getloadavg()[0]
     runs = [score_all(MembershipLab({data.name: data}, options, seed=seed), spec) for seed in seeds]
     cpu = time.process_time() - start
     j = judge(runs)
@@ -56,7 +57,8 @@ def measure(data: Any, algorithm: str, seeds: list[int], n_references: int) -> d
     return {"algorithm": algorithm, "n_references": n_references, "best_attack": j.best_attack,
             "auc": j.attack.to_dict(), "per_seed": list(j.per_seed), "baseline": j.best_baseline,
             "baseline_auc": j.baseline.to_dict(), "margin": j.margin.to_dict(), "verdict": j.verdict.label, "tpr": tprs,
-            "n_members": j.sample.positives, "n_nonmembers": j.sample.negatives, "cpu_seconds": cpu}  # fmt: skip
+            "n_members": j.sample.positives, "n_nonmembers": j.sample.negatives, "cpu_seconds": cpu,
+            "load_average": [round(load, 2), round(os.getloadavg()[0], 2)], "date": time.strftime("%Y-%m-%d %H:%M")}  # fmt: skip
 
 
 def row(setting: str, r: dict[str, Any]) -> str:
@@ -80,10 +82,10 @@ def main() -> None:
     data = load_dataset(args.dataset, Path(os.environ.get("RECPRIVACY_DATA", "../shared/datasets")) / args.dataset)
     out = Path(args.out or Path(__file__).parent / "results" / f"strongest_attacker-{args.dataset}.json")
     chosen = {name: n for name, n in settings(args.references).items() if args.references or name in args.settings.split(",")}
-    meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"shared 2-core VM ({platform.machine()})", "dataset": args.dataset,
+    records, dates = kept_records(out, args.seeds)
+    meta = {"date": dates, "machine": f"shared 2-core VM ({platform.machine()})", "dataset": args.dataset,
             "seeds": args.seeds, "model_params": MODEL_PARAMS,
             "command": f"python benchmarks/strongest_attacker.py --dataset {args.dataset} --seeds {args.seeds}"}  # fmt: skip
-    records = kept_records(out, args.seeds)
     print("| target | setting | best attack | ROC AUC [t interval] | TPR@1%FPR | TPR@0.1%FPR | CPU s |\n|---|---|---|---|---|---|---|")
     for setting, n in chosen.items():
         for algorithm in args.algorithms.split(","):
@@ -93,12 +95,15 @@ def main() -> None:
             print(row(setting, record), flush=True)
 
 
-def kept_records(out: Path, seeds: int) -> list[dict[str, Any]]:
-    """The records of an earlier run with the same number of seeds (the run adds to them)."""
-    if not out.is_file():
-        return []
-    earlier = json.loads(out.read_text())
-    return earlier["records"] if earlier["meta"]["seeds"] == seeds else []
+def kept_records(out: Path, seeds: int) -> tuple[list[dict[str, Any]], str]:
+    """The records of an earlier run with the same number of seeds (the run adds to them) and
+    the dates of the runs the record then holds (the earlier ones', then today's)."""
+    today = time.strftime("%Y-%m-%d")
+    earlier = json.loads(out.read_text()) if out.is_file() else None
+    if earlier is None or earlier["meta"]["seeds"] != seeds:
+        return [], today
+    dates = earlier["meta"]["date"]
+    return earlier["records"], dates if today in dates else f"{dates} and {today}"
 
 
 def write(out: Path, meta: dict[str, Any], records: list[dict[str, Any]]) -> None:

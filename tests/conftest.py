@@ -70,6 +70,53 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         ray.shutdown()
 
 
+#: ``RECPRIVACY_TEST_CPU=PREFIX`` (``benchmarks/suite_time.py`` sets it): each test process writes the CPU
+#: seconds of every test file it ran to ``PREFIX.<worker>.json``
+_TEST_CPU = os.environ.get("RECPRIVACY_TEST_CPU")
+_cpu_by_file: dict[str, dict[str, float]] = {}
+
+
+def _cpu_seconds() -> float:
+    """User and system CPU of this process and the children it has waited for."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """With ``RECPRIVACY_TEST_CPU``: add a test's CPU (setup, call and teardown, so a file's module
+    fixtures count for its file; a session fixture for the first file that asks) to its file's. A
+    worker runs one test at a time, so its process CPU is the test's; daemons it does not wait for
+    (Flower, Ray) are not counted."""
+    if not _TEST_CPU:
+        yield
+        return
+    import time
+
+    cpu, wall = _cpu_seconds(), time.perf_counter()
+    yield
+    entry = _cpu_by_file.setdefault(item.nodeid.split("::")[0], {"cpu_seconds": 0.0, "wall_seconds": 0.0, "tests": 0})
+    entry["cpu_seconds"] += _cpu_seconds() - cpu
+    entry["wall_seconds"] += time.perf_counter() - wall
+    entry["tests"] += 1
+
+
+class _WriteTestCpu:
+    @staticmethod
+    def pytest_sessionfinish(session: pytest.Session) -> None:
+        """Write this process's per-file CPU (``RECPRIVACY_TEST_CPU``)."""
+        if _cpu_by_file:
+            worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+            Path(f"{_TEST_CPU}.{worker}.json").write_text(json.dumps(_cpu_by_file, indent=1))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if _TEST_CPU:
+        config.pluginmanager.register(_WriteTestCpu(), "recprivacy-test-cpu")
+
+
 def _data_root() -> Path | None:
     env = os.environ.get("RECPRIVACY_DATA")
     if env:

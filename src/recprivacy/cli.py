@@ -4,6 +4,7 @@
     recprivacy audit --interactions FILE (--lists FILE | --target module:name [--fit]) [--members FILE]
                      [--test FILE] [--user-features FILE] [--exposures FILE] [--shadow-model NAME]
                      [--user-col C] [--item-col C] [--rank-col C]
+                     [--executor inprocess|ray] [--ray-address HOST:PORT]
     recprivacy train --dataset D --model M [--data-dir PATH] [--set k=v] [--out runs]
     recprivacy matrix [--dataset ml-100k] [--model bpr] [--data-dir PATH] [--config PATH] [--set k=v] [--out runs]
     recprivacy run CONFIG.yaml [--set k=v] [--out DIR] [--engine simulator|flower-sim|flower]
@@ -51,6 +52,7 @@ from recprivacy.progress import set_verbose, tracked
 
 if TYPE_CHECKING:
     from recprivacy.experiments import Results
+    from recprivacy.experiments.audit.audit_inputs import AuditInputs
     from recprivacy.experiments.target import Target
 
 app = typer.Typer(
@@ -178,6 +180,7 @@ AUDIT_EXAMPLES = examples(
     "recprivacy audit                                        (built-in synthetic data, BPR-MF, every section)",
     "recprivacy audit --dataset ml-100k --data-dir DIR --model lightgcn --seeds 3",
     "recprivacy audit --sections membership,attribute --out runs",
+    "recprivacy audit --dataset ml-100k --sections membership --executor ray     (references trained side by side)",
     "recprivacy audit --interactions inter.csv --lists lists.csv --members members.csv --user-features users.csv",
     "How to read the report: docs/reading-a-report.md")
 BUILTIN, OWN, ATTACKS = "Built-in target (trained by the audit)", "Your own system", "Attacks and output"
@@ -207,14 +210,20 @@ def audit(
     rank_col: Annotated[str, typer.Option("--rank-col", help="Rank column of the lists (1 = first).", rich_help_panel=OWN)] = "rank",
     exposures: Annotated[Path | None, typer.Option("--exposures", help="Logged exposures: user, slate_id (or time), item, "
                          "clicked columns (exposure section).", rich_help_panel=OWN)] = None,
-    sections: Annotated[str | None, typer.Option("--sections", help="Comma-separated sections to run (default: all): "
-                        "utility, membership, exposure, attribute, dipsgnn, synthetic_release.", rich_help_panel=ATTACKS)] = None,
+    sections: Annotated[str | None, typer.Option("--sections", help="Comma-separated sections to run (default: all but "
+                        "the opt-in interaction_membership): utility, membership, exposure, attribute, dipsgnn, "
+                        "synthetic_release, interaction_membership.", rich_help_panel=ATTACKS)] = None,
     shadow_model: Annotated[str | None, typer.Option("--shadow-model", help="Built-in algorithm of the membership "
                             "adversary's shadows (default: the target's, or chosen by mimicry).", rich_help_panel=ATTACKS)] = None,
     seeds: Annotated[int | None, typer.Option("--seeds", min=1, help="Repeat membership inference with N seeds "
                      "(mean and t interval over them).", rich_help_panel=ATTACKS)] = None,
     thorough: Annotated[bool, typer.Option("--thorough", help="The strongest membership attacker: 32 reference "
                         "recommenders of the target's size (slower: BENCHMARKS.md).", rich_help_panel=ATTACKS)] = False,
+    executor: Annotated[str | None, typer.Option("--executor", help="Where the membership attack's reference "
+                        "recommenders train: inprocess (default) or ray, one task each (the 'ray' extra).",
+                        rich_help_panel=WHERE)] = None,
+    ray_address: Annotated[str | None, typer.Option("--ray-address", help="A Ray cluster to join (default: "
+                           "a local Ray instance).", rich_help_panel=WHERE)] = None,
     endpoint: ep.EndpointOpt = None, user_request: ep.UserRequestOpt = ep.USER_REQUEST,
     history_request: ep.HistoryRequestOpt = ep.HISTORY_REQUEST, items_path: ep.ItemsPathOpt = "items",
     auth_env: ep.AuthEnvOpt = None, qps: ep.QpsOpt = None, concurrency: ep.ConcurrencyOpt = None,
@@ -224,7 +233,9 @@ def audit(
     (--dataset/--model), or your own system (--interactions with --lists or --target)."""
     set_ = [*(set_ or []), *([f"study_options.membership.seeds={seeds}"] if seeds else []),
             *(["study_options.membership.thorough=true"] if thorough else []),
-            *([f"study_options.sections=[{sections}]"] if sections else [])]
+            *([f"study_options.sections=[{sections}]"] if sections else []),
+            *([f"study_options.executor={executor}"] if executor else []),
+            *([f"study_options.ray_address={ray_address}"] if ray_address else [])]
     polite = {"qps": qps, "concurrency": concurrency, "timeout": timeout, "retries": retries, "budget": budget}
     templates = {"user_request": user_request, "history_request": history_request, "items_path": items_path,
                  "auth_env": auth_env}  # fmt: skip
@@ -247,50 +258,46 @@ def audit(
                               "--interactions the target is --lists or --target, expected without them")  # fmt: skip
         if fit and target is None:
             raise ConfigError("--fit: expected --target module:name naming a training function (not --lists)")
-        from recprivacy.experiments.audit.files import load_target
-        from recprivacy.experiments.target import Target
-
         name = _slug(f"audit-{interactions.stem}-{lists.stem if lists else target or 'endpoint'}")
         updates = _thread_updates() if config else {"name": name, **_thread_updates()}
         if shadow_model:
             updates["study_options.membership.shadow_algorithm"] = shadow_model
-        base = load_config(config, set_ or [], base=default_audit_config(), updates=updates)
-        files = {"interactions": interactions, "members": members, "test": test, "user_features": user_features,
-                 "exposures": exposures}  # fmt: skip
+        settings = load_config(config, set_ or [], base=default_audit_config(), updates=updates)
+        files = {"interactions": interactions, "lists": lists, "members": members, "test": test,
+                 "user_features": user_features, "exposures": exposures}  # fmt: skip
+        output, inputs = _read_own(settings, files, {"user_col": user_col, "item_col": item_col, "rank_col": rank_col}, out)
         if endpoint is not None:
             with ep.endpoint_target(endpoint, polite, templates) as own:
-                _audit_own(own, base, files, out, user_col, item_col)
+                _audit_own(own, inputs, settings, output)
             return
-        own = Target.from_lists(lists, user_col, rank_col, item_col) if lists else load_target(target, training=fit)
-        _audit_own(own, base, files, out, user_col, item_col)
+        from recprivacy.experiments.audit.files import load_target
+        from recprivacy.experiments.target import Target
+
+        own = Target.from_lists(inputs.lists) if lists else load_target(target, training=fit)
+        _audit_own(own, inputs, settings, output)
 
 
-def _audit_own(target: Target, base: Config, files: dict[str, Path | None], out: Path | None, user_col: str,
-               item_col: str) -> None:  # fmt: skip
-    """Audit ``target`` on the user's files (members default to every user of the interactions).
-    The files are single tables read once, so the run may be written next to them (a new
-    ``<time>-<name>`` folder never overwrites anything)."""
-    import numpy as np
-
-    from recprivacy.data.exposure_table import read_exposure_table
-    from recprivacy.experiments.audit.files import interactions_file, read_users, user_features_file
-    from recprivacy.experiments.audit.own import Audit
+def _read_own(settings: Config, files: dict[str, Path | None], columns: dict[str, str],
+              out: Path | None) -> tuple[Path, AuditInputs]:  # fmt: skip
+    """The folder of run folders (checked first) and the user's files, read once with their
+    column names (members default to every user of the interactions). The files are single
+    tables, so the run may be written next to them (a new ``<time>-<name>`` folder never
+    overwrites anything)."""
+    from recprivacy.experiments.audit.audit_inputs import AuditInputs
     from recprivacy.io import check_output_folder
+
+    output = out if out is not None else Path(settings.output.dir)
+    check_output_folder(output, option="--out" if out is not None else "output.dir")
+    return output, AuditInputs.from_files(**files, **columns)
+
+
+def _audit_own(target: Target, inputs: AuditInputs, settings: Config, output: Path) -> None:
+    """Audit ``target`` on ``inputs`` with the command's ``settings`` and write the run under ``output``."""
+    from recprivacy.experiments.audit.own import Audit
     from recprivacy.models.training import use_threads
 
-    output = out if out is not None else Path(base.output.dir)
-    check_output_folder(output, option="--out" if out is not None else "output.dir")
-    frame = interactions_file(files["interactions"], user_col, item_col)
-    members = read_users(files["members"], user_col) if files["members"] else frame["user_id"].unique()
-    others = np.setdiff1d(frame["user_id"].unique(), members)
-    test = interactions_file(files["test"], user_col, item_col) if files["test"] else None
-    features = user_features_file(files["user_features"], user_col) if files["user_features"] else None
-    exposures = read_exposure_table(files["exposures"], user_col, item_col) if files["exposures"] else None
-    options = dict(base.study_options)
-    with use_threads(base.threads) as threads, tracked():
-        results = Audit(target, frame, members, others, test=test, user_features=features, exposures=exposures,
-                        sections=options.pop("sections", None), options=options, seed=base.seed, noise=base.noise,
-                        ks=base.eval.ks, name=base.name, dedup=base.dataset.preprocessing.dedup).run()  # fmt: skip
+    with use_threads(settings.threads) as threads, tracked():
+        results = Audit.from_inputs(target, inputs, settings).run()
     results.threads = threads
     run_dir = results.write(output)
     _print_headline(results)
@@ -326,6 +333,7 @@ MATRIX_EXAMPLES = examples(
     "recprivacy matrix --data-dir DIR                         (ml-100k, BPR-MF, every defence)",
     "recprivacy matrix --config configs/matrix/ml-100k.yaml --data-dir DIR     (the settings of RESULTS.md)",
     "recprivacy matrix --dataset synthetic --set study_options.seeds=1 --set study_options.dpmf_epsilons=[1.0]",
+    "recprivacy run --resume runs/20260101-120000-matrix-ml-100k-bpr     (continue an interrupted matrix)",
     "Settings (study_options): `recprivacy run` docs, docs/cli.md; the run's config.yaml lists every one it used.")
 
 
@@ -341,7 +349,8 @@ def matrix(
     out: OutOption = None,
 ) -> None:  # fmt: skip
     """Run every attack against every defence that applies to what it observes, on one dataset and target: a
-    colour-coded matrix with frozen and adaptive attackers, utility costs, privacy statements and measured epsilon."""
+    colour-coded matrix with frozen and adaptive attackers, utility costs, privacy statements and measured epsilon.
+    Finished cells are kept in the run folder: `recprivacy run --resume RUN_DIR` continues an interrupted run."""
     from recprivacy.experiments.matrix import default_matrix_config
 
     with user_errors():

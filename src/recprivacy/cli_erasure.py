@@ -97,10 +97,9 @@ def _target(spec: str, fit: bool, user_col: str, item_col: str) -> Any:
 def _from_files(interactions: Path | None, members: Path | None, forgotten: Path | None, before: str | None,
                 after: str | None, fit: bool, user_col: str, item_col: str, seed: int, options: dict) -> Any:  # fmt: skip
     """The ``Erasure`` of the user's files (module docstring)."""
-    import numpy as np
-
     from recprivacy.errors import ConfigError
-    from recprivacy.experiments.audit.files import interactions_file, read_users
+    from recprivacy.experiments.audit.audit_inputs import AuditInputs
+    from recprivacy.experiments.audit.files import read_users
     from recprivacy.experiments.erasure.run import Erasure
 
     given = {"--interactions": interactions, "--members": members, "--forgotten": forgotten, "--before": before,
@@ -108,11 +107,10 @@ def _from_files(interactions: Path | None, members: Path | None, forgotten: Path
     missing = [name for name, value in given.items() if value is None]
     if missing:
         raise ConfigError(f"verify-erasure: expected {', '.join(missing)} (or --dataset NAME for the demonstration)")
-    frame = interactions_file(interactions, user_col, item_col)
-    trained = read_users(members, user_col)
-    never = np.setdiff1d(frame["user_id"].unique(), trained)
-    return Erasure(_target(before, fit, user_col, item_col), _target(after, fit, user_col, item_col), frame, trained,
-                   read_users(forgotten, user_col), never, options=options, seed=seed, name=f"erasure-{interactions.stem}")  # fmt: skip
+    inputs = AuditInputs.from_files(interactions, members=members, user_col=user_col, item_col=item_col)
+    return Erasure(_target(before, fit, user_col, item_col), _target(after, fit, user_col, item_col), inputs.interactions,
+                   inputs.members, read_users(forgotten, user_col), inputs.non_members, options=options, seed=seed,
+                   name=f"erasure-{interactions.stem}")  # fmt: skip
 
 
 def _demonstration(dataset: str, data_dir: Path | None, model: str, forget: float, fake: bool, seed: int,

@@ -1,9 +1,10 @@
 """Every verdict an audit prints can be re-derived by hand (issue 45): for the demo audit (what
 ``recprivacy audit`` runs), an audit of a PureSVD defined here (served protocol) and a lists-only
-audit whose adversary trains shadows of another algorithm, the test reads ``results.json`` and
+audit whose adversary trains shadows of another algorithm, and the opt-in interaction-level section on
+lists (issue 51), the test reads ``results.json`` and
 ``report.md`` from the run folder, re-derives every verdict word and every margin with the few lines
 of ``rejudge.py`` (written apart from ``metrics.verdict``) and asserts they are what the report
-prints. The matrix is re-judged the same way in ``test_matrix.py``."""
+prints. The matrix is re-judged the same way in ``test_matrix.py``, an erasure in ``test_erasure.py``."""
 
 from __future__ import annotations
 
@@ -83,7 +84,22 @@ def mismatched(tmp_path_factory) -> Run:
     return _read(audit.run().write(tmp_path_factory.mktemp("mismatched")))
 
 
-@pytest.mark.parametrize("run", ["demo", "puresvd", "mismatched"])
+@pytest.fixture(scope="module")
+def interactions(tmp_path_factory) -> Run:
+    """The opt-in interaction-level section on lists served by PureSVD (no model code), a fifth of
+    each member's rows held out of its training (the hard non-members)."""
+    test = FRAME[FRAME.user_id.isin(MEMBERS)].groupby("user_id").sample(frac=0.2, random_state=0)
+    model = PureSVD(FRAME[FRAME.user_id.isin(MEMBERS)].drop(test.index))
+    histories = FRAME.drop(test.index).sort_values("timestamp", kind="stable").groupby("user_id")["item_id"].agg(list)
+    lists = model.recommend([histories[u] for u in USERS], 20)
+    frame = pd.DataFrame([(u, r + 1, i) for u, row in zip(USERS, lists) for r, i in enumerate(row)],
+                         columns=["user_id", "rank", "item_id"])  # fmt: skip
+    audit = Audit(Target.from_lists(frame), FRAME, members=MEMBERS, non_members=NON_MEMBERS, test=test,
+                  sections=["interaction_membership"], options={"interaction_membership": {"k": 20}}, noise="simulation")  # fmt: skip
+    return _read(audit.run().write(tmp_path_factory.mktemp("interactions")))
+
+
+@pytest.mark.parametrize("run", ["demo", "puresvd", "mismatched", "interactions"])
 def test_every_verdict_and_margin_is_rederived_from_the_recorded_numbers(run, request):
     results, report = request.getfixturevalue(run)
     words = check_audit(results, report)

@@ -119,6 +119,8 @@ def test_audit_report_opens_with_the_risk_summary(audit_run):
     doc = json.loads((audit_run / "results.json").read_text())
     assert audit_run.name.endswith("-audit-synthetic-bpr")
     assert [s["title"] for s in doc["sections"]][:3] == ["Answer", "Risk summary", "Data and model"]
+    answer = doc["sections"][0]["text"]
+    assert "Data: synthetic, " in answer and " users x " in answer and "the target trained on " in answer, answer
     risks = doc["tables"]["risk_summary"]
     assert risks["columns"] == ["attack", "metric", "value [95% CI]", "baseline (name)", "margin [95% CI]", "verdict", "sample"]
     assert [row[1] for row in risks["rows"]][:2] == ["Recall@10", "NDCG@10"]  # utility first, then attack sections

@@ -1,5 +1,6 @@
 """The Flower engines reproduce the in-process simulator (seeded ``noise: simulation``): the
-protocol core on tiny data and the whole study on a Coat subset. What happens when a deployment
+protocol core on tiny data and the whole study on a Coat subset (the whole study on the
+simulation engine: ``test_cli_engine.py``). What happens when a deployment
 loses a SuperNode or is stopped by a signal: ``test_flower_deployment.py``."""
 
 from __future__ import annotations
@@ -80,15 +81,19 @@ def _coat_config(engine: str, users: int):
 @pytest.mark.realdata
 @pytest.mark.slow
 @pytest.mark.skipif(DATA is None, reason="set RECPRIVACY_DATA to the shared datasets")
-@pytest.mark.parametrize("engine", [pytest.param("flower-sim", marks=needs_ray), "flower"])
+@pytest.mark.parametrize("engine", ["flower"])
 def test_coat_study_on_flower_gives_the_simulator_numbers(engine):
+    """The whole study on a Flower deployment. The same study on the simulation engine
+    (``flower-sim``) was a second parametrisation until issue 49; it checked the path that
+    ``test_cli_engine.py`` checks through ``recprivacy run --engine flower-sim`` (the study's
+    engine option, several rounds evaluated, two methods), so it runs only there now."""
     from recprivacy.experiments.runner import run_study
 
     # the acceptance run is 40 devices. For flower that is 40 SuperNode processes, and every message
     # to a device starts a ClientApp process of its own, so this test's CPU grows with its devices
     # (BENCHMARKS.md): the suite deploys 4 devices and RECPRIVACY_FLOWER_USERS=40 runs the acceptance
     # size, beyond the suite's budget
-    users = 40 if engine == "flower-sim" else int(os.environ.get("RECPRIVACY_FLOWER_USERS", "4"))
+    users = int(os.environ.get("RECPRIVACY_FLOWER_USERS", "4"))
     expected = run_study(_coat_config("simulator", users)).metrics
     got = run_study(_coat_config(engine, users)).metrics
     assert expected.keys() == got.keys()

@@ -2,7 +2,9 @@
 utility cost and a privacy statement, cells that do not apply say why, DP rows (the sequential
 SR-GNN defences too) carry claimed against measured epsilon, the UPC-SDG row is attacked in every
 column (recovery of its release included) and DPMF and UPC-SDG rows get an adaptive membership
-attacker, and the CSV and figures are written."""
+attacker, and the CSV and figures are written. The matrix is the session's shared reduced run
+(``synthetic_matrix`` in ``conftest.py``, by ``recprivacy matrix``), which test_matrix_resume.py and
+test_report_layout.py read too."""
 
 from __future__ import annotations
 
@@ -12,26 +14,33 @@ from decimal import Decimal
 import pytest
 
 from recprivacy import Matrix
+from recprivacy.config import load_config
+from recprivacy.experiments import load_results
 from recprivacy.experiments.matrix.plan import ATTACKS
 from recprivacy.experiments.membership.compare import ATTACK_NAMES
 from recprivacy.metrics.verdict import ATTACK_WORDS, DEFENCE_WORDS, RULE
 from rejudge import check_matrix
-
-SEQUENTIAL = {"canaries": 100, "canary_guesses": 20, "params": {"n_epochs": 1, "hidden": 16, "user_mode": "none", "max_len": 20}}
-UPLOADS = {"max_users": 40, "rounds": 1, "dim": 4, "defences": ["apm", "fdpmf", "fgerai"], "attackers": ["tree"], "seeds": 2,
-           "federated": {"local_epochs": 1, "batch_size": 256}}
-
-DPSGD = {"n_factors": 8, "delta": 1e-4, "batch_users": 256, "n_epochs": 2, "lr": 0.01}
+from shared_matrix import MATRIX_CONFIG
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def results():
-    # seeded noise: the same numbers on every run (the default, secure, draws from the OS)
-    return Matrix("synthetic", "bpr", noise="simulation", canaries=200, canary_guesses=20, dpmf_epsilons=[1.0],
-                  dpmf={"n_epochs": 3}, dpsgd_epsilons=[1.0, 8.0], dpsgd=DPSGD, exposure={"n_epochs": 1, "dim": 16}, seeds=2, attackers=["knn"], mechanism_samples=2000,
-                  sequential=SEQUENTIAL, release={"generator": {"n_epochs": 2}}, uploads=UPLOADS).run()
+def results(synthetic_matrix):
+    return load_results(synthetic_matrix)
+
+
+def test_matrix_runs_the_config_the_command_runs(matrix_run, monkeypatch):
+    """``Matrix(dataset, target, noise=..., **options).run()`` runs the study on the config that
+    ``recprivacy matrix --config`` read for the shared run, but for the name."""
+    import recprivacy.experiments.matrix as matrix
+
+    command = load_config(matrix_run(MATRIX_CONFIG)[0]).to_dict()  # the shared run is made before the patch
+    ran = []
+    monkeypatch.setattr(matrix, "run_study", ran.append)
+    Matrix("synthetic", "bpr", noise=MATRIX_CONFIG["noise"], **MATRIX_CONFIG["study_options"]).run()
+    (config,) = ran
+    assert config.name == "matrix-synthetic-bpr" and config.to_dict() == {**command, "name": config.name}
 
 
 def test_every_row_has_a_utility_cost_a_statement_and_a_reason_for_empty_cells(results):
@@ -41,10 +50,12 @@ def test_every_row_has_a_utility_cost_a_statement_and_a_reason_for_empty_cells(r
     for row in rows:
         assert "change" in row[-2] and row[-1]
         for cell in row[1 : 1 + len(ATTACKS)]:
-            assert cell.startswith(("does not apply: ", "— (protects ")) or "[" in cell
-    # a cell empty only because the defence protects another channel says which, shortly; the long table says why
+            assert cell.startswith("does not apply: ") or cell == "—" or "[" in cell
+    # a cell empty only because the defence protects another channel reads "—"; the table's one note says which
+    # channel each such defence protects, the long table says why
     pop = rows[1][1 + [a.key for a in ATTACKS].index("exposure")]
-    assert pop == "— (protects lists)"
+    assert pop == "—"
+    assert "popularity randomization (α = 0.1) protects lists" in results.tables["matrix"].caption
     long = {(r[0], r[1]): r[-1] for r in results.tables["matrix-cells"].rows}
     assert long["popularity_randomization", "exposure"].startswith("does not apply: popularity randomization")
     assert any("frozen" in c and "adaptive" in c for r in rows for c in r[1:4])
@@ -102,10 +113,11 @@ def _cells(results, defence: str, attack: str) -> dict[str, list]:
 def test_the_upcsdg_row_is_attacked_in_every_column_and_has_a_utility_cost_and_statement(results):
     row = next(r for r in results.tables["matrix"].rows if r[0] == "UPC-SDG (k = 0.2, γ = 0.5)")
     cells = dict(zip([a.key for a in ATTACKS], row[1 : 1 + len(ATTACKS)]))
-    assert cells.pop("uploads") == "— (protects released data)", row  # a release is not a federated upload
+    assert cells.pop("uploads") == "—", row  # a release is not a federated upload
+    assert "UPC-SDG (k = 0.2, γ = 0.5) protects released data" in results.tables["matrix"].caption
     assert all("[" in cell for cell in cells.values()), row
-    # the canary attacker has no trained part; every other column shows both attackers
-    assert all("frozen" in c and "adaptive" in c for key, c in cells.items() if key != "canaries"), row
+    # the canary and interaction attackers have no trained part; every other column shows both attackers
+    assert all("frozen" in c and "adaptive" in c for key, c in cells.items() if key not in ("canaries", "interactions")), row
     assert row[-2].startswith("Recall@10 (members' test): ") and "change" in row[-2]
     assert row[-1] == "No formal differential-privacy guarantee"
     # no formal claim: no row in the claimed-vs-measured table, though its canary cell measures it
@@ -133,10 +145,10 @@ def test_dpmf_and_upcsdg_membership_cells_have_an_adaptive_attacker(results):
         assert all(c["strongest attack"] in ATTACK_NAMES.values() for c in cells.values()), cells
 
 
-def test_the_matrix_writes_its_figures_and_csv(results, tmp_path):
+def test_the_matrix_writes_its_figures_and_csv(results, synthetic_matrix):
     assert set(results.figures) == {"matrix", "matrix-frontier"}  # the heat map and one privacy-utility frontier
-    run = results.write(tmp_path)
-    assert (run / "tables" / "matrix-cells.csv").is_file()
+    assert (synthetic_matrix / "tables" / "matrix-cells.csv").is_file()
+    assert all((synthetic_matrix / figure.path).stat().st_size > 0 for figure in results.figures.values())
 
 
 def test_upload_defences_get_rows_of_their_own_federated_system_and_only_the_uploads_column(results):
@@ -147,11 +159,11 @@ def test_upload_defences_get_rows_of_their_own_federated_system_and_only_the_upl
     pure = rows["no defence"][column]
     assert pure.startswith("0.") and " frozen, " in pure and "adaptive" not in pure  # Pure FedRec: frozen = adaptive
     central = ["popularity randomization (α = 0.1)", "exposure perturbation (random/uniform, L = 0.5)", "DPMF (ε = 1)"]
-    assert all(rows[name][column].startswith("— (protects ") for name in central)
+    assert all(rows[name][column] == "—" for name in central)
     apm, fdpmf = rows["APM (adaptive per-component LDP on uploads)"], rows["F-DPMF (objective perturbation, federated MF)"]
     for row in (apm, fdpmf):
         cells = row[1 : 1 + len(ATTACKS)]
-        assert [c == "— (protects uploads)" for c in cells] == [i + 1 != column for i in range(len(ATTACKS))]
+        assert [c == "—" for c in cells] == [i + 1 != column for i in range(len(ATTACKS))]
         assert row[column].split("; ")[0].split(", ")[-1] in ATTACK_WORDS, row[column]
         # the defence verdict is stated after the undefended value it is measured against
         assert re.search(rf"; change [+-]0\.\d{{3}} \[.*\] vs {pure[:5]} undefended: ({'|'.join(DEFENCE_WORDS)})(;|$)",
@@ -207,6 +219,10 @@ def test_every_matrix_verdict_is_rederived_by_hand_from_its_record(results):
     words = check_matrix({"verdicts": results.verdicts})
     assert len(words) == len(results.verdicts) > 0
     assert any(r.get("change") for r in results.verdicts)
+    # every central column is among the re-judged, the interactions column's easy non-members too
+    judged = {(r["attack"], r["attacker"]) for r in results.verdicts}
+    assert {("interactions", "frozen"), ("interactions", "easy non-members"), ("recovery", "adaptive")} <= judged
+    assert any(r["attack"] == "interactions" and r.get("change") for r in results.verdicts)
 
 
 def test_the_report_opens_with_the_heat_map(results):

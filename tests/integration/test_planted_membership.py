@@ -48,7 +48,10 @@ class FixedOrder:
         self.order = np.random.default_rng(11).permutation(DATA.n_items)
 
     def recommend(self, histories: list[list[int]], k: int) -> np.ndarray:
-        return np.array([[i for i in self.order if i not in set(h)][:k] for h in histories], dtype=np.int64).reshape(-1, k)
+        # each history's set built once (it was rebuilt for every item of the order: a quarter of
+        # the null-target test's CPU, issue 49)
+        seen = [set(h) for h in histories]
+        return np.array([[i for i in self.order if i not in s][:k] for s in seen], dtype=np.int64).reshape(-1, k)
 
 
 def _served_verdict(target: Target, seed: int, **options) -> tuple[dict, list[list]]:
@@ -82,7 +85,7 @@ def test_references_of_another_algorithm_that_invert_the_score_are_flagged():
     flagged = [row[2].removesuffix(" (below a blind guess)") for row in rows
                if row[0] == "served" and row[2].endswith("(below a blind guess)")]  # fmt: skip
     assert set(flagged) & {"LiRA (online)", "LiRA (offline)", "RMIA"}, flagged
-    assert "below a blind guess: " in record["note"] and "not evidence of safety" in record["note"]
+    assert "not the verdict's attack, read below a blind guess: " in record["note"] and "not evidence of safety" in record["note"]
     assert all(name in record["note"] for name in flagged) and record["label"] != "no leak measured"
 
 

@@ -1,5 +1,5 @@
 """The HTML reports as a reader's browser lays them out (issue 48): a real headless Chromium opens
-the demo audit's report and a small matrix's report at a 1200 x 900 px window and checks that
+the demo audit's report and the shared small matrix's report at a 1200 x 900 px window and checks that
 nothing is wider than the window (no horizontal scroll), that the answer (audit) or the heat map
 (matrix) starts on the first screen, that every image loaded, and that no request leaves the page.
 
@@ -22,7 +22,6 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from recprivacy import Matrix
 from recprivacy.cli import app
 
 WIDTH, FIRST_SCREEN = 1200, 900
@@ -113,16 +112,10 @@ def audit_report(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def matrix_report(tmp_path_factory) -> Path:
-    """A small matrix: a few defences, every attack, reduced training."""
-    results = Matrix("synthetic", "bpr", noise="simulation", canaries=100, canary_guesses=10, dpmf_epsilons=[1.0],
-                     dpmf={"n_epochs": 2}, dpsgd_epsilons=[1.0], dpsgd={"n_factors": 8, "delta": 1e-4, "n_epochs": 1},
-                     exposure={"n_epochs": 1, "dim": 8}, seeds=1, attackers=["knn"],
-                     mechanism_samples=500, release={"generator": {"n_epochs": 1}},
-                     sequential={"defences": [], "canaries": 50, "canary_guesses": 10},
-                     uploads={"max_users": 30, "rounds": 1, "dim": 4, "defences": ["apm"], "attackers": ["tree"], "seeds": 1,
-                              "federated": {"local_epochs": 1, "batch_size": 256}}).run()  # fmt: skip
-    return results.write(tmp_path_factory.mktemp("matrix")) / "report.html"
+def matrix_report(synthetic_matrix) -> Path:
+    """The session's shared reduced matrix on the synthetic data (``synthetic_matrix`` in ``conftest.py``):
+    every central defence, every attack, the sequential and upload defences, reduced training."""
+    return synthetic_matrix / "report.html"
 
 
 def test_the_audit_report_fits_the_window_and_answers_on_the_first_screen(audit_report, tmp_path):

@@ -2,7 +2,7 @@
 
 Full-size numbers (all methods, 5 seeds, 10 epochs) come from ``benchmarks/dipsgnn.py`` and are
 recorded in BENCHMARKS.md. Here the ml-1m (users 1-2999) data protocol is checked exactly, and a
-shortened run on ml-100k (seed 0, 2 epochs) checks the ordering Table 2 reports among the private
+shortened run on ml-100k (seed 0, 2 epochs; DP-SGD 1) checks the ordering Table 2 reports among the private
 methods and the size of the gap to non-private SR-GNN.
 """
 
@@ -66,9 +66,14 @@ def test_dipsgnn_beats_the_other_private_methods_on_ml100k(ml100k_short):
     """Table 2's ordering at eps1 = 20, eps2 = 5, shortened: DIPSGNN above DPMF and DP-SGD by a wide
     margin, below non-private SR-GNN by a bounded gap, and its whole-run epsilon above the per-pass 5.
     Measured Recall@20 (x100, seeded simulation noise) at 2 epochs: DIPSGNN 12.22, SR-GNN 13.24,
-    DPMF_imp 4.12, DP-SGD 4.93, whole-run epsilon 190.9 (at 3 epochs: 13.54, 14.05, 4.12, 4.85, 264.2)."""
+    DPMF_imp 4.12, DP-SGD 4.93, whole-run epsilon 190.9 (at 3 epochs: 13.54, 14.05, 4.12, 4.85, 264.2).
+    DP-SGD trains 1 epoch here (issue 49): its recall does not move with training (4.91 at 1 epoch,
+    4.93 at 2, 4.85 at 3) and its epochs are the dearest of the four fits (about 21 CPU s each against
+    DIPSGNN's 18 and SR-GNN's 12), so the bound against it stays as strict (12.22 > 2 x 4.91) for
+    about a quarter less CPU."""
     data, options, backbone = ml100k_short
-    runs = {m: run_method(m, 0, data, options, backbone) for m in ("DIPSGNN", "SRGNN", "DPMF_imp", "DPSGD")}
+    epochs = {"DPSGD": {**backbone, "n_epochs": 1}}
+    runs = {m: run_method(m, 0, data, options, epochs.get(m, backbone)) for m in ("DIPSGNN", "SRGNN", "DPMF_imp", "DPSGD")}
     recall = {m: r.metrics["recall@20"] for m, r in runs.items()}
     assert recall["DIPSGNN"] > 2 * max(recall["DPMF_imp"], recall["DPSGD"]), recall
     assert 0.6 * recall["SRGNN"] < recall["DIPSGNN"] < 1.1 * recall["SRGNN"], recall

@@ -51,9 +51,13 @@ def test_ml100k_uploads_leak_gender_and_age_and_apm_hides_them(data_root):
     round: a decision tree trained on the 20% of clients whose attributes the server knows
     reads gender and age from Pure FedRec's uploads far above the majority guess, and the
     zero-column rule of the E_U update reads them exactly; APM's clipping and Laplace noise
-    bring both down to about the majority guess at no cost in Hit@20. (Measured at seed 0:
-    tree gender 0.964 -> 0.584, majority 0.595; after the full 100 rounds the tree still
-    reads gender at 0.791 and APM brings it to 0.592: BENCHMARKS.md.)"""
+    bring both down to about the majority guess at no cost in Hit@20. (Measured at seed 0,
+    2 attack seeds: tree weighted F1 gender 0.970 -> 0.598 (majority 0.593), age 0.914 -> 0.383
+    (majority 0.383), APM's zero-column gender 0.546, Hit@20 0.0297 for both (bound: 2 x
+    random, 0.0238); with 3 attack seeds, until issue 49, gender read 0.964 -> 0.612, and the third seed's
+    4 tree fits cost 6 of this file's 77 CPU s. At 2 rounds instead of 5 Pure FedRec's Hit@20
+    is 0.0095, under the bound. After the full 100 rounds the tree still reads gender at 0.791
+    and APM brings it to 0.592: BENCHMARKS.md.)"""
     from recprivacy.config import load_config
     from recprivacy.experiments.runner import run_study
 
@@ -61,7 +65,7 @@ def test_ml100k_uploads_leak_gender_and_age_and_apm_hides_them(data_root):
         "name": "fed-ml100k-ci", "study": "federated", "seed": 0,
         "dataset": {"name": "ml-100k", "data_dir": str(data_root)}, "eval": {"ks": [20]},
         "study_options": {"rounds": 5, "eval_every": 5, "methods": ["none", "apm"], "zetas": [0.2],
-                          "attackers": ["tree", "majority"], "components": ["all"], "attack_seeds": 3},
+                          "attackers": ["tree", "majority"], "components": ["all"], "attack_seeds": 2},
     }  # fmt: skip
     m = run_study(load_config(base=raw)).metrics
 

@@ -12,9 +12,9 @@ import pytest
 from recprivacy.config import load_config
 from recprivacy.data.registry import load_dataset
 from recprivacy.experiments.audit import AuditContext
-from recprivacy.experiments.matrix.membership import MembershipCellOptions, membership_column
+from recprivacy.experiments.matrix.membership import membership_column
+from recprivacy.experiments.matrix.options import MatrixOptions, MembershipCellOptions
 from recprivacy.experiments.matrix.plan import DefenceSpec
-from recprivacy.experiments.matrix.study import MatrixOptions
 from recprivacy.experiments.matrix.world import World
 from recprivacy.experiments.membership.audit import MembershipAuditOptions, run_seed
 from recprivacy.experiments.membership.compare import judge

@@ -15,6 +15,7 @@ from recprivacy.privacy import (
     PLDAccountant,
     PrivacyStatement,
     RDPAccountant,
+    StatementContext,
     ZCDPAccountant,
     basic_composition,
     check_delta,
@@ -245,6 +246,42 @@ def test_privacy_statement_without_guarantee_and_local_setting() -> None:
     assert str(local).startswith("20-local differential privacy")
     nonprivate = dipsgnn_composed_statement(0.0, 0.2, 1, DELTA, 10, 47)
     assert not nonprivate.formal
+
+
+def test_a_statement_of_several_guarantees_leads_with_one_and_lists_them_all() -> None:
+    features = PrivacyStatement(20.0, 0.0, "basic", "one user's features", "once", "local")
+    run = PrivacyStatement(8.0, 1e-6, "rdp", "one edge", "whole run", notes=("gradients not privatised",))
+    statement = PrivacyStatement.of_parts({"features": features, "run": run}, "run")
+    assert (statement.epsilon, statement.delta, statement.notes) == (8.0, 1e-6, ("gradients not privatised",))
+    assert statement.part("features") is features and statement.part("run") is run
+    with pytest.raises(KeyError, match=r"'edges'.*\['features', 'run'\]"):
+        statement.part("edges")
+    with pytest.raises(ConfigError, match="headline"):
+        PrivacyStatement.of_parts({"features": features}, "run")
+    text = str(statement).splitlines()
+    assert text[0] == "(8, 1e-06)-differential privacy"
+    assert text[text.index("  part:       features") + 1] == "    20-local differential privacy"
+    assert statement.sentence() == ("ε = 8, δ = 1e-06, differential privacy; by guarantee: "
+                                    "features: ε = 20, local differential privacy: no meaningful guarantee at this ε; "
+                                    "run: ε = 8, δ = 1e-06, differential privacy")
+    data = json.loads(json.dumps(statement.to_dict()))
+    assert data["epsilon"] == 8.0 and [p["name"] for p in data["parts"]] == ["features", "run"]
+    assert data["parts"][0] == {"name": "features", **features.to_dict()}
+    assert "parts" not in run.to_dict() and run.sentence() == "ε = 8, δ = 1e-06, differential privacy"
+
+
+def test_statement_context_defaults_and_checks() -> None:
+    context = StatementContext()
+    assert (context.rounds, context.local_epochs, context.n_columns, dict(context.counts), context.delta) == (1, 5, 0, {}, 1e-5)
+    counts = {"user": 3}
+    given = StatementContext(counts=counts)
+    counts["user"] = 4
+    assert given.counts["user"] == 3  # a copy, read-only
+    with pytest.raises(TypeError):
+        given.counts["item"] = 1  # type: ignore[index]
+    for bad in ({"rounds": 0}, {"local_epochs": 1.5}, {"n_columns": -1}, {"counts": {"item": -2}}, {"delta": 1.0}):
+        with pytest.raises(ConfigError):
+            StatementContext(**bad)
 
 
 def test_accounting_without_dp_accounting_is_a_one_line_install_hint(monkeypatch) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import torch
 
 from recprivacy.defenses.apm import apm_epsilons, laplace_defence, make_defence
 from recprivacy.errors import ConfigError
+from recprivacy.privacy.accounting import StatementContext, compose_gaussian
 
 COMPONENTS = {"E_U": "user", "item": "item", "mlp1.user": "mlp1", "mlp2.weight": "mlp2"}
 
@@ -79,12 +81,22 @@ def test_noise_comes_from_each_clients_own_stream_and_input_is_kept():
 def test_privacy_statement_composes_over_parameters_and_rounds():
     apm = make_defence("apm")
     counts = {"user": 10, "item": 100, "mlp1": 5, "mlp2": 2}
-    one = apm.privacy_statement(counts, rounds=1)
+    one = apm.privacy_statement(StatementContext(rounds=1, counts=counts))
     assert one.epsilon == 10 * 30 + 100 * 60 + 5 * 40 + 2 * 50
     assert one.setting == "local" and one.delta == 0
-    assert apm.privacy_statement(counts, rounds=7).epsilon == 7 * one.epsilon
-    gauss = make_defence("gaussian").privacy_statement({"user": 10}, rounds=2)
+    assert apm.privacy_statement(StatementContext(rounds=7, counts=counts)).epsilon == 7 * one.epsilon
+    gauss = make_defence("gaussian").privacy_statement(StatementContext(rounds=2, counts={"user": 10}))
     assert gauss.formal and gauss.delta == 1e-5
+    assert gauss.epsilon == compose_gaussian(0.0354 / (2 * 0.5), 20, 1e-5)
+    strict = make_defence("gaussian").privacy_statement(StatementContext(rounds=2, counts={"user": 10}, delta=1e-7))
+    assert strict.delta == 1e-7 and strict.epsilon > gauss.epsilon
+
+
+def test_without_upload_sizes_the_statement_is_one_scalar_of_the_least_noised_component():
+    scalar = make_defence("apm").privacy_statement(StatementContext(rounds=3))
+    assert scalar.epsilon == 3 * 60.0  # item: l = 3, the largest budget, the smallest λ
+    assert "one clipped scalar" in scalar.unit and "'item'" in scalar.notes[0]
+    assert make_defence("apm").privacy_statement() == replace(scalar, epsilon=60.0, scope="1 round(s) x 1 clipped scalars")
 
 
 @pytest.mark.parametrize(

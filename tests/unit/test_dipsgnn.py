@@ -145,15 +145,18 @@ def test_a_feature_outside_its_declared_domain_is_a_data_error() -> None:
 
 def test_statements_give_the_nominal_eps2_and_the_honest_composition() -> None:
     model = fit()
-    statements = model.privacy_statement()
-    assert statements["user features"].epsilon == 20.0 and statements["user features"].setting == "local"
-    assert statements["edges, one forward pass (paper)"].epsilon == pytest.approx(5.0)
+    statement = model.privacy_statement()
+    features = statement.part("user features")
+    assert features.epsilon == 20.0 and features.setting == "local"
+    assert statement.part("edges, one forward pass (paper)").epsilon == pytest.approx(5.0)
     reuse = 8 - 2  # training sequences have 8 items: the first transition is in prefixes of length 2..7
     assert model.edge_reuse() == reuse
     releases = reuse * len(model.history_.losses) * 1 * 2
-    composed = statements["edges, whole training run"].epsilon
+    composed = statement.part("edges, whole training run").epsilon
     assert composed == pytest.approx(compose_gaussian(model.sigma_ / 0.2, releases, DELTA, "rdp"))
-    assert composed > 5.0
+    assert composed > 5.0 and statement.epsilon == composed  # the headline is the whole run
+    assert [name for name, _ in statement.parts] == ["user features", "edges, one forward pass (paper)",
+                                                     "edges, whole training run"]
 
 
 def test_edge_reuse_counts_whole_sequences_scored_for_validation() -> None:
@@ -166,10 +169,10 @@ def test_edge_reuse_counts_whole_sequences_scored_for_validation() -> None:
 
 def test_legacy_mode_reports_the_epsilon_its_smaller_noise_gives() -> None:
     model = fit(noise_std_mode="sigma_squared_legacy", noise_at_inference=False)
-    per_pass = model.privacy_statement()["edges, one forward pass (paper)"]
+    per_pass = model.privacy_statement().part("edges, one forward pass (paper)")
     assert per_pass.epsilon == pytest.approx(dipsgnn_epsilon(0.237407**2, DELTA, 0.2, 1), rel=1e-4)
     assert per_pass.epsilon > 25 and "does not hold" in per_pass.notes[0]
-    assert any("noise_at_inference=False" in n for n in model.privacy_statement()["edges, whole training run"].notes)
+    assert any("noise_at_inference=False" in n for n in model.privacy_statement().part("edges, whole training run").notes)
 
 
 def test_dipsgnn_training_reduces_the_loss_with_the_default_noise() -> None:

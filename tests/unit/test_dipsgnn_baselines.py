@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -53,15 +54,16 @@ def test_edgerand_without_noise_is_the_non_private_count_model() -> None:
     a = EdgeRand.from_params(eps1=math.inf, eps2=math.inf, seed=2, **SMALL).fit(data)
     b = SRGNN(adjacency="count", seed=2, **SMALL).fit(data)
     assert torch.equal(a.score(np.arange(4)), b.score(np.arange(4)))
-    assert not a.privacy_statement()["edges, whole training run"].formal
+    assert not a.privacy_statement().part("edges, whole training run").formal
 
 
 def test_edgerand_statement_composes_one_release_per_forward_pass() -> None:
     model = EdgeRand.from_params(**SMALL).fit(sequences_data())
     s = model.privacy_statement()
-    assert s["edges, one forward pass (paper)"].epsilon == 5.0
-    assert s["edges, whole training run"].epsilon > 5.0
-    assert "6 prefix(es) x 2 epoch(s)" in s["edges, whole training run"].scope
+    assert s.part("edges, one forward pass (paper)").epsilon == 5.0
+    assert s.part("edges, whole training run").epsilon > 5.0
+    assert s == replace(s.part("edges, whole training run"), parts=s.parts)  # the headline: the whole run
+    assert "6 prefix(es) x 2 epoch(s)" in s.scope
 
 
 # --------------------------------------------------------------------------- DP-SGD
@@ -133,7 +135,8 @@ def test_dpsgd_noise_is_calibrated_to_the_target_and_the_statement_uses_steps_ta
     assert model.noise_multiplier_ > 0 and model.steps_ == 2 * model.steps_per_epoch_
     eps = dpsgd_epsilon(model.noise_multiplier_, model.sample_rate_, model.steps_, DELTA)
     assert eps <= 3.0 + 1e-9
-    statement = model.privacy_statement()["training samples, whole training run"]
+    statement = model.privacy_statement()
+    assert statement == replace(statement.part("training samples, whole training run"), parts=statement.parts)
     assert statement.epsilon == pytest.approx(eps) and "group privacy" in statement.notes[0]
     with pytest.raises(ConfigError, match="max_grad_norm"):
         DPSGD.from_params(max_grad_norm=0)
@@ -279,7 +282,7 @@ def test_dpsgd_engine_trains_a_copy_of_any_srgnn_backbone_with_its_own_network()
     assert not hasattr(backbone, "net_") and backbone.hooks is not engine  # the backbone passed in is untouched
     assert type(engine.net_) is SRGNNNet  # the backbone's own network: the engine changes only the steps
     assert engine.net_.adjacency_mode == "degree" and engine.steps_ == 2 * engine.steps_per_epoch_
-    assert engine.privacy_statement()["training samples, whole training run"].epsilon == pytest.approx(5.0, rel=0.05)
+    assert engine.privacy_statement().part("training samples, whole training run").epsilon == pytest.approx(5.0, rel=0.05)
     flat = DPSGD.from_params(adjacency="degree", seed=4, noise="simulation", **SMALL).fit(data)
     assert torch.equal(flat.score(np.arange(4)), engine.score(np.arange(4)))
 

@@ -71,11 +71,54 @@ def test_clipped_sum_equals_autograd_one_user_at_a_time(model, data):
         grads.append({k: p.grad.clone() if p.grad is not None else torch.zeros_like(p) for k, p in losses.named_parameters()})
     norms = [float(torch.sqrt(sum(g.pow(2).sum() for g in unit.values()))) for unit in grads]
     c = float(np.median(norms))  # some users are clipped, some are not
-    summed, _ = clipped_sum(losses, owners, examples, len(users), max_norm=c)
-    for k in summed:
-        expected = sum(unit[k] * min(1.0, c / (norm + 1e-6)) for unit, norm in zip(grads, norms))
-        assert torch.allclose(summed[k], expected, atol=1e-5), k
-    assert float(torch.sqrt(sum(v.pow(2).sum() for v in summed.values()))) <= c * len(users) + 1e-5
+    # BPR-MF's loss is row-local: the engine's per-user gradients on touched rows, and torch.func's, both checked
+    for lookups in {(), tuple(f"net.{t}" for t in task.lookups)}:
+        summed, _ = clipped_sum(losses, owners, examples, len(users), max_norm=c, lookups=lookups)
+        for k in summed:
+            expected = sum(unit[k] * min(1.0, c / (norm + 1e-6)) for unit, norm in zip(grads, norms))
+            assert torch.allclose(summed[k], expected, atol=1e-5), (k, lookups)
+        assert float(torch.sqrt(sum(v.pow(2).sum() for v in summed.values()))) <= c * len(users) + 1e-5
+
+
+def test_only_bpr_mf_declares_a_row_local_loss(data):
+    declared = {type(m).__name__: m.private_task(data).lookups for m in tiny_models()}
+    assert declared == {"BPRMF": ("user", "item", "item"), "LightGCN": (), "NCF": (), "SASRec": ()}
+
+
+class Tables(nn.Module):
+    """Loss ``t[a] · x + v[b] · y`` per example: gradient ``x`` on row a of ``t``, ``y`` on row b of ``v``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.t = nn.Parameter(torch.zeros(3, 2))
+        self.v = nn.Parameter(torch.zeros(2, 2))
+
+    def forward(self, a: torch.Tensor, x: torch.Tensor, b: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return (self.t[a] * x).sum(-1) + (self.v[b] * y).sum(-1)
+
+
+def test_row_local_clipped_sum_by_hand():
+    # unit 0 owns examples 0 and 1, both on row 2 of t: (3, 0) + (0, 4) = (3, 4), norm 5, clipped to (0.6, 0.8);
+    # unit 1 owns example 2, (0.3, 0.4) on row 0 of t: norm 0.5 < C, unchanged. The personal table v is summed
+    # unclipped and left out of the norm: unit 0's (30, 40) on row 0 of v stays, as does unit 1's (1, 2) on row 1.
+    a, b = torch.tensor([2, 2, 0]), torch.tensor([0, 0, 1])
+    x = torch.tensor([[3.0, 0.0], [0.0, 4.0], [0.3, 0.4]])
+    y = torch.tensor([[30.0, 0.0], [0.0, 40.0], [1.0, 2.0]])
+    summed, loss = clipped_sum(Tables(), np.array([0, 0, 1]), (a, x, b, y), 2, max_norm=1.0, personal=frozenset({"v"}),
+                               lookups=("t", "", "v", ""))  # fmt: skip
+    clipped = torch.tensor([0.6, 0.8]) * 5 / (5 + 1e-6)
+    assert torch.allclose(summed["t"], torch.stack([torch.tensor([0.3, 0.4]), torch.zeros(2), clipped]), atol=1e-6)
+    assert torch.equal(summed["v"], torch.tensor([[30.0, 40.0], [1.0, 2.0]]))
+    assert loss == 0.0  # every table starts at zero
+
+
+def test_a_loss_not_declared_row_local_everywhere_takes_the_general_path():
+    # lookups naming only t leave v to no table: the row-local path would miss v's gradient, so it is not taken
+    a, b = torch.tensor([2, 0]), torch.tensor([0, 1])
+    x, y = torch.tensor([[3.0, 4.0], [0.3, 0.4]]), torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    partial, _ = clipped_sum(Tables(), np.array([0, 1]), (a, x, b, y), 2, max_norm=10.0, lookups=("t", "", "", ""))
+    general, _ = clipped_sum(Tables(), np.array([0, 1]), (a, x, b, y), 2, max_norm=10.0)
+    assert all(torch.equal(partial[k], general[k]) for k in general) and torch.equal(general["v"], torch.eye(2))
 
 
 class Personal(nn.Module):
@@ -134,6 +177,7 @@ def test_privacy_statement_says_what_is_protected(private_bpr, data):
     statement = private_bpr.privacy_statement()
     assert statement.unit.startswith("one user: every training interaction")
     assert "joint DP" in statement.scope and "own rows (user) are not released" in statement.scope
+    assert statement.setting == "joint" and "joint differential privacy" in statement.sentence()
     assert statement.delta == 1e-3 and "8 DP-SGD steps" in statement.scope
     assert "q = 0.25" in statement.accountant and f"{private_bpr.noise_multiplier_:.4g}" in statement.accountant
     assert statement.noise.startswith("simulation") and any("no early stopping" in n for n in statement.notes)

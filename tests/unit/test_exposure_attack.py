@@ -188,6 +188,18 @@ def test_code_skipping_drops_repeated_truths_and_early_ends() -> None:
     assert ExposureAttack("att", "gru", dim=8, n_epochs=1).fit(pairs).evaluate(pairs, (5,))["n_skipped"] == 0
 
 
+def test_score_gives_each_catalogue_item_its_best_step_log_probability() -> None:
+    pairs = _pairs([[5, 2], [2, 5]], [[7, 2, 9], [9, 5, 2]])
+    attack = ExposureAttack("att", "gru", dim=8, n_epochs=1).fit(pairs)
+    scores = attack.score(np.array([[7, 2, 9], [9, 3, 2]]))  # item 3 is outside the vocabulary: read as [OOV]
+    assert scores.shape == (2, 10) and scores.dtype == np.float32
+    assert np.isneginf(scores[:, [0, 1, 3, 4, 6, 8]]).all()  # never named: not in the vocabulary {2, 5, 7, 9}
+    with torch.no_grad():
+        steps = torch.log_softmax(attack.net_.greedy_item_logits(torch.tensor([[2, 0, 3]])), dim=-1)[0]
+    assert scores[0, [2, 5, 7, 9]] == pytest.approx(steps.max(dim=0).values.numpy(), abs=1e-6)
+    assert np.exp(scores[0, [2, 5, 7, 9]]).max() <= 1.0
+
+
 # ------------------------------------------------------------------ metrics (paper 000 §5.2)
 
 

@@ -16,6 +16,8 @@ from scipy import stats
 
 from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.federated_dp import (
+    FEATURES_PART,
+    OBJECTIVE_PART,
     FeatureLDP,
     FunctionalMechanism,
     ItemObjectiveNoise,
@@ -28,7 +30,7 @@ from recprivacy.federated.models import ITEM, make_federated_model
 from recprivacy.federated.protocol import (ClientBatch, LocalTraining, Schedule, client_features, client_noise, client_rng,
                                            client_schedule, local_update)
 from recprivacy.federated.simulator import FederatedSimulator
-from recprivacy.privacy import NoiseSource
+from recprivacy.privacy import NoiseSource, StatementContext
 
 N_USERS, N_ITEMS, D1, DIM = 5, 14, 6, 4
 
@@ -250,15 +252,29 @@ def test_uploads_carry_no_added_noise(name):
 
 def test_privacy_statements_are_honest():
     blocks = {"gender": np.array([18, 19]), "age": np.array([20, 21, 22])}
-    fgerai = make_baseline("fgerai", blocks).privacy_statement(rounds=100, local_epochs=5, n_columns=23)
+    fgerai = make_baseline("fgerai", blocks).privacy_statement(StatementContext(rounds=100, local_epochs=5, n_columns=23))
     assert fgerai.epsilon == pytest.approx((18 + 2) * 1.0) and fgerai.setting == "local"
     assert any("p=0.731" in n for n in fgerai.notes)
-    nl = make_baseline("fgerai_nl").privacy_statement(rounds=100, local_epochs=5)
-    assert nl.epsilon == pytest.approx(500.0)
+    assert fgerai.part(FEATURES_PART).epsilon == fgerai.epsilon  # the headline is the attributes' guarantee
+    assert fgerai.part(OBJECTIVE_PART).epsilon == pytest.approx(100 * 5 * 1.0)
+    nl = make_baseline("fgerai_nl").privacy_statement(StatementContext(rounds=100, local_epochs=5))
+    assert nl.epsilon == pytest.approx(500.0) and not nl.parts
     assert any("NO protection" in n for n in nl.notes) and any("not the uploads" in n for n in nl.notes)
-    dpmf = make_baseline("fdpmf").privacy_statement(rounds=100)
+    dpmf = make_baseline("fdpmf").privacy_statement(StatementContext(rounds=100))
     assert dpmf.epsilon == pytest.approx(4000.0) and any("nominal" in n for n in dpmf.notes)
     assert not make_baseline("fedmf").privacy_statement().formal
+
+
+def test_baseline_statements_read_only_their_part_of_the_context():
+    """Rounds x local epochs for the functional mechanism, rounds for F-DPMF, the width of x_u
+    for the feature randomiser (its default context: one feature or block alone)."""
+    context = StatementContext(rounds=3, local_epochs=2, n_columns=5, counts={"item": 9}, delta=1e-7)
+    assert FunctionalMechanism(0.5).privacy_statement(context).epsilon == pytest.approx(3 * 2 * 0.5)
+    assert ItemObjectiveNoise(40.0).privacy_statement(context).epsilon == pytest.approx(3 * 40.0)
+    ldp = FeatureLDP(1.0, {"gender": (3, 4)})
+    assert ldp.privacy_statement(context).epsilon == pytest.approx(3 + 1)  # columns 0-2 and the gender block
+    alone = ldp.privacy_statement()
+    assert alone.epsilon == 1.0 and "not given" in alone.notes[0]
 
 
 def test_bad_baseline_settings_are_config_errors():

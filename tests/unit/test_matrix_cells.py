@@ -8,7 +8,7 @@ import re
 from decimal import Decimal
 from types import SimpleNamespace
 
-from recprivacy.experiments.matrix.cells import Cell, judged
+from recprivacy.experiments.matrix.cells import MatrixCell, judged
 from recprivacy.experiments.matrix.plan import ATTACKS, DefenceSpec
 from recprivacy.experiments.matrix.render import cell_change, cell_text, verdict_records
 from recprivacy.metrics.intervals import Estimate, unpaired_difference
@@ -26,7 +26,7 @@ def auc(value: float, low: float, high: float, sample: Sample = SAMPLE):
     return judged(e, 0.5, "chance (0.5)", e.shifted(0.5), chance=0.5, sample=sample)
 
 
-UNDEFENDED = Cell(*[auc(0.66349, 0.6012, 0.72081)] * 2)
+UNDEFENDED = MatrixCell(*[auc(0.66349, 0.6012, 0.72081)] * 2)
 
 
 def parsed(text: str) -> dict:
@@ -38,7 +38,7 @@ def parsed(text: str) -> dict:
 
 
 def test_the_printed_change_is_the_printed_defended_value_minus_the_printed_undefended_value():
-    cell = Cell(auc(0.46186, 0.38263, 0.54216), auc(0.41049, 0.35, 0.47))
+    cell = MatrixCell(auc(0.46186, 0.38263, 0.54216), auc(0.41049, 0.35, 0.47))
     text = cell_text(cell, cell_change(cell, UNDEFENDED, "membership"))
     p = parsed(text)
     assert (p["value"], p["attacker"], p["undefended"]) == ("0.462", "frozen", "0.663")
@@ -51,8 +51,8 @@ def test_an_attack_below_a_blind_guess_says_so_and_is_not_flipped():
     assert below.verdict.label == "below blind guess"
     adaptive = auc(0.50713, 0.42615, 0.5919)
     # the stronger attacker is the one with the larger value, not a "flipped" 0.706
-    assert Cell(below, adaptive).best is adaptive
-    alone = Cell(below, None, "adaptive not run")
+    assert MatrixCell(below, adaptive).best is adaptive
+    alone = MatrixCell(below, None, "adaptive not run")
     change = cell_change(alone, UNDEFENDED, "membership")
     assert (change.defended, change.undefended) == (0.294, 0.663)
     assert change.estimate.value == 0.294 - 0.663 and change.verdict.label == "reduces"
@@ -70,7 +70,7 @@ def test_the_defence_verdict_follows_from_the_two_printed_values_and_intervals()
     undefended = read_estimate(cell_text(UNDEFENDED, None))
     labels = []
     for attacker in (auc(0.8, 0.75, 0.85), auc(0.66, 0.6, 0.72), auc(0.5, 0.45, 0.55)):
-        cell = Cell(attacker)
+        cell = MatrixCell(attacker)
         text = cell_text(cell, cell_change(cell, UNDEFENDED, "membership"))
         p = parsed(text)
         change = unpaired_difference(read_estimate(text), undefended)
@@ -83,12 +83,12 @@ def test_the_defence_verdict_follows_from_the_two_printed_values_and_intervals()
 def test_too_few_members_read_not_enough_users_and_the_change_too():
     few = auc(0.9, 0.85, 0.95, Sample(6, 200))
     assert few.verdict.label == "not enough users"
-    assert cell_change(Cell(few), UNDEFENDED, "membership").verdict.label == "not enough users"
+    assert cell_change(MatrixCell(few), UNDEFENDED, "membership").verdict.label == "not enough users"
 
 
 def test_every_judged_cell_is_recorded_with_the_numbers_it_was_judged_on():
-    empty = {a.key: Cell(reason="does not apply") for a in ATTACKS}
-    defended = Cell(auc(0.46186, 0.38263, 0.54216), auc(0.29448, 0.22634, 0.36907))
+    empty = {a.key: MatrixCell(reason="does not apply") for a in ATTACKS}
+    defended = MatrixCell(auc(0.46186, 0.38263, 0.54216), auc(0.29448, 0.22634, 0.36907))
     worlds = [SimpleNamespace(spec=DefenceSpec("none", "no defence", "nothing"), cells={**empty, "membership": UNDEFENDED}),
               SimpleNamespace(spec=DefenceSpec("dp", "DP", "model training"), cells={**empty, "membership": defended})]
     changes = {(w.spec.key, a.key): cell_change(w.cells[a.key], worlds[0].cells[a.key], a.title) for w in worlds for a in ATTACKS}

@@ -40,7 +40,7 @@ def test_the_uploads_options_pass_only_the_federated_training_and_defence_keys()
 
     from recprivacy.config import validate_options
     from recprivacy.errors import ConfigError
-    from recprivacy.experiments.matrix.study import MatrixOptions
+    from recprivacy.experiments.matrix.options import MatrixOptions
 
     options = validate_options(MatrixOptions, {"uploads": {"rounds": 3, "federated": {"local_epochs": 1, "eps_min": 10}}})
     federated = options.uploads.study_options()
@@ -87,7 +87,7 @@ def test_the_shipped_config_validates_and_matches_the_cli_defaults():
 
     from recprivacy.config import load_config, validate_options
     from recprivacy.experiments.matrix import default_matrix_config
-    from recprivacy.experiments.matrix.study import MatrixOptions
+    from recprivacy.experiments.matrix.options import MatrixOptions
 
     config = load_config(Path(__file__).resolve().parents[2] / "configs" / "matrix" / "ml-100k.yaml")
     assert config.study == "matrix" and config.noise == "simulation"

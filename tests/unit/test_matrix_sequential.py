@@ -9,7 +9,7 @@ import torch
 from recprivacy.data.interactions import Interactions
 from recprivacy.experiments.matrix.cells import Canaries
 from recprivacy.experiments.matrix.sequential import audit_row, canary_scores, one_per_user
-from recprivacy.privacy.accounting import PrivacyStatement
+from recprivacy.privacy.accounting import PrivacyStatement, StatementContext
 
 N_ITEMS = 20
 
@@ -21,8 +21,9 @@ class Revealing:
     def __init__(self, canaries: Canaries) -> None:
         self.canaries = canaries
 
-    def privacy_statement(self) -> dict[str, PrivacyStatement]:
-        return {"training samples, whole training run": PrivacyStatement(0.5, 1e-5, "stub", "one training sample", "stub")}
+    def privacy_statement(self, context: StatementContext | None = None) -> PrivacyStatement:
+        claim = PrivacyStatement(0.5, 1e-5, "stub", "one training sample", "stub")
+        return PrivacyStatement.of_parts({"training samples, whole training run": claim}, "training samples, whole training run")
 
     def score_sequences(self, sequences: list[np.ndarray], users: np.ndarray) -> torch.Tensor:
         scores = torch.arange(len(users) * N_ITEMS, dtype=torch.float64).reshape(len(users), N_ITEMS) % 7

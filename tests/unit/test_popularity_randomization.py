@@ -5,8 +5,9 @@ import math
 import numpy as np
 import pytest
 
+from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.popularity_randomization import PopularityRandomization
-from recprivacy.errors import ConfigError
+from recprivacy.errors import ConfigError, NotFittedError
 
 RANKING = np.array([7, 3, 9, 0, 1, 2, 4, 5, 6, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19])
 
@@ -57,6 +58,19 @@ def test_candidate_count_defaults_and_caps_at_catalogue():
     assert lists.shape == (10, 5)
     full = PopularityRandomization(alpha=1.0, seed=0).lists(RANKING, 10, 20)
     assert all(sorted(row) == list(range(20)) for row in full.tolist())
+
+
+def test_fit_learns_the_ranking_most_interacted_first_ties_by_item_id():
+    # item counts: 0 -> 1, 1 -> 3, 2 -> 1, 3 -> 0, 4 -> 2
+    train = Interactions(users=[0, 1, 2, 0, 1, 0, 2], items=[1, 1, 1, 4, 4, 0, 2], n_users=3, n_items=5)
+    defence = PopularityRandomization(alpha=1.0, seed=2, noise="simulation")
+    assert defence.fit(train) is defence
+    np.testing.assert_array_equal(defence.ranking_, [1, 4, 0, 2, 3])
+    fitted = defence.lists(None, 6, 2)
+    assert set(fitted.ravel().tolist()) == {1, 4}  # alpha = 1: the top 2 in a random order
+    np.testing.assert_array_equal(fitted, PopularityRandomization(1.0, 2, "simulation").lists(defence.ranking_, 6, 2))
+    with pytest.raises(NotFittedError, match="fit"):
+        PopularityRandomization().lists(None, 3, 2)
 
 
 def test_bad_parameters():

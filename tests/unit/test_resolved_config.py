@@ -49,9 +49,30 @@ def test_the_audit_saves_each_planned_section_with_its_defaults():
     assert options["sections"] is None and options["membership"]["k"] == 50
     assert options["membership"]["n_references"] == 8 and {"utility", "exposure", "attribute"} <= set(options)
     chosen = resolve_config(load_config(base=base, overrides=["study_options.sections=[utility]"])).study_options
-    assert set(chosen) == {"sections", "holdout_users", "utility"}
+    assert set(chosen) == {"sections", "holdout_users", "executor", "ray_address", "utility"}
+    assert chosen["executor"] == "inprocess" and chosen["ray_address"] is None  # where the references train (issue 47)
 
 
 def test_a_bad_option_is_still_refused_when_resolving():
     with pytest.raises(ConfigError, match="study_options.membership"):
         resolve_config(load_config(base=default_audit_config(), overrides=["study_options.membership.k=0"]))
+
+
+def test_the_model_is_saved_with_every_constructor_argument_and_the_given_ones_kept():
+    config = load_config(base=default_audit_config(), overrides=["model.params.n_factors=8"])
+    params = resolve_config(config).model.params
+    assert params["n_factors"] == 8 and params["n_epochs"] == 200 and params["lr"] == 0.05
+    assert "seed" not in params  # the run's seed sets it
+
+
+def test_a_model_seed_given_in_the_config_is_kept():
+    config = load_config(base=default_audit_config(), overrides=["model.params.seed=7"])
+    assert resolve_config(config).model.params["seed"] == 7
+
+
+@pytest.mark.parametrize("name", ["dipsgnn", "membership", "federated"])
+def test_a_study_whose_methods_set_the_backbone_keeps_the_model_params_as_overrides(name):
+    # DIPSGNN's methods choose the SR-GNN's adjacency (EdgeRand needs 'count'): a written-out default would override it
+    config = Config(study=name, model={"name": "srgnn" if name == "dipsgnn" else "bpr", "params": {"hidden": 8}
+                                       if name == "dipsgnn" else {}})
+    assert resolve_config(config).model.params == config.model.params

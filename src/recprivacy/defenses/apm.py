@@ -25,20 +25,30 @@ Noise comes from ``recprivacy.privacy.mechanisms`` (``LaplaceMechanism`` with se
 (the paper gives no accounting): each scalar is ``ε_c``-LDP for one release, so by basic composition one
 upload is ``Σ_c n_c ε_c``-LDP and a user who takes part in ``R`` rounds is ``R`` times that --
 millions, i.e. no meaningful formal protection; the paper's case is empirical (attack F1).
+The upload sizes ``n_c``, ``R`` and the δ of a Gaussian composition come in a
+``StatementContext``; without sizes the statement is the per-scalar claim of the least
+protected component over ``R`` rounds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from torch import Tensor
 
+from recprivacy.defenses.kinds import DefenceKind
 from recprivacy.errors import ConfigError
-from recprivacy.privacy.accounting import PrivacyStatement, basic_composition, check_positive, compose_gaussian
+from recprivacy.privacy.accounting import (
+    PrivacyStatement,
+    StatementContext,
+    basic_composition,
+    check_positive,
+    compose_gaussian,
+)
 from recprivacy.privacy.mechanisms import GaussianMechanism, LaplaceMechanism
 
 RESISTANCE_PRESETS: dict[str, dict[str, int]] = {
@@ -46,6 +56,7 @@ RESISTANCE_PRESETS: dict[str, dict[str, int]] = {
     "paper_eq11": {"user": 0, "item": 1, "mlp1": 2, "mlp2": 3},
 }
 _UNIT = "one client's whole upload in a round: every parameter it sends, hence its interactions and attributes"
+_SCALAR_UNIT = "one clipped scalar of one client's upload in a round"
 
 
 def apm_epsilons(eps_min: float = 30.0, eps_max: float = 60.0, resistance: str = "paper_sec5_7") -> dict[str, float]:
@@ -65,6 +76,7 @@ class ClippedNoise:
     """Clip every uploaded value to ``[-delta, delta]`` and add the noise of its component's
     mechanism (a ``LaplaceMechanism`` or ``GaussianMechanism``), independently per scalar."""
 
+    kind: ClassVar[DefenceKind] = "federated"
     name: str
     delta: float
     mechanisms: dict[str, Any] = field(default_factory=dict)
@@ -102,10 +114,23 @@ class ClippedNoise:
             out.update({m: part.reshape(uploads[m].shape) for m, part in zip(members, parts)})
         return {m: out[m] for m in names}
 
-    def privacy_statement(self, counts: dict[str, int], rounds: int = 1, delta: float = 1e-5) -> PrivacyStatement:
-        """The claim for ``rounds`` uploads of ``counts[c]`` scalars per component (see the
-        module docstring): basic composition for Laplace, an RDP accountant for Gaussian."""
-        comps = [c for c in counts if counts[c] > 0]
+    def privacy_statement(self, context: StatementContext | None = None) -> PrivacyStatement:
+        """The claim for ``context.rounds`` uploads of ``context.counts[c]`` scalars per component
+        (module docstring); without counts, one scalar of the least protected component."""
+        ctx = context or StatementContext()
+        counts = {c: n for c, n in ctx.counts.items() if n > 0}
+        if counts:
+            return self._upload(counts, ctx.rounds, ctx.delta)
+        weakest = min(self.mechanisms, key=self.noise_scale)
+        one = self._upload({weakest: 1}, ctx.rounds, ctx.delta)
+        return replace(one, unit=_SCALAR_UNIT, notes=(
+            f"one scalar of {weakest!r}, the least noised component; a whole upload composes over every scalar it "
+            "sends: give StatementContext.counts for that claim", *one.notes))
+
+    def _upload(self, counts: dict[str, int], rounds: int, delta: float) -> PrivacyStatement:
+        """``rounds`` uploads of ``counts[c] > 0`` scalars per component: basic composition for
+        Laplace, an RDP accountant for Gaussian."""
+        comps = list(counts)
         if all(isinstance(self._mechanism(c), LaplaceMechanism) for c in comps):
             eps = basic_composition([self._mechanism(c).epsilon for c in comps], [counts[c] * rounds for c in comps])
             per_scalar = ", ".join(f"{c}: {self._mechanism(c).epsilon:g}-LDP (λ={self.noise_scale(c):.4g})" for c in comps)

@@ -42,7 +42,6 @@ Decisions where the paper leaves a choice open (docs/decisions.md, "DIPSGNN (pap
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 
 import torch
@@ -53,6 +52,7 @@ from recprivacy.errors import ConfigError
 from recprivacy.models.srgnn import SRGNN, SRGNNNet, UserEncoder
 from recprivacy.privacy.accounting import (
     PrivacyStatement,
+    StatementContext,
     check_positive,
     dipsgnn_composed_statement,
     dipsgnn_nominal_statement,
@@ -95,6 +95,9 @@ class NoisyAggregationNet(SRGNNNet):
 class DIPSGNN(PrivateSRGNN):
     """DIPSGNN (paper 002): SR-GNN with LDP user features and the noisy aggregation layer.
 
+    A training-time defence of the kind that is a model defined by its paper (``defenses.kinds``):
+    the mechanism is DIPSGNN's own layer, trained into a copy of its SR-GNN backbone.
+
     Parameters
     ----------
     backbone:
@@ -118,6 +121,7 @@ class DIPSGNN(PrivateSRGNN):
     """
 
     required = {"adjacency": "count"}
+    headline = "edges, whole training run"
 
     def __init__(
         self,
@@ -152,17 +156,17 @@ class DIPSGNN(PrivateSRGNN):
         return NoisyAggregationNet(model.n_items_, model.hidden, model.n_steps, user, self.C, self.noise_std,
                                    self.noise_at_inference, self.noise_generator())
 
-    def privacy_statement(self) -> Mapping[str, PrivacyStatement]:
-        """Labelled guarantees: the user features (local), the edges per forward pass as the
-        paper states them (at the noise actually added), and the edges over the whole run."""
+    def privacy_statement(self, context: StatementContext | None = None) -> PrivacyStatement:
+        """The edges over the whole run (headline), with the parts ``user features`` (local) and
+        ``edges, one forward pass (paper)`` (as the paper states it, at the noise actually
+        added); ``context`` is not read: the fitted run fixes the claim."""
         self._check_fitted()
         out = {"user features": self.feature_statement()}
         legacy = self.noise_std_mode == "sigma_squared_legacy"
         if self.noise_std == 0:
             unit = "one transition count (edge) of one user's behaviour graph"
             none = PrivacyStatement.no_guarantee(unit, "every forward pass", "no aggregation noise (eps2 = inf)")
-            return self.noise_source().stamp({**out, "edges, one forward pass (paper)": none,
-                                              "edges, whole training run": none})
+            return self._stated({**out, "edges, one forward pass (paper)": none, "edges, whole training run": none})
         nominal = dipsgnn_nominal_statement(self.noise_std, self.C, self.n_steps, self.delta)
         if legacy:
             note = (f"noise std sigma^2 = {self.noise_std:.4g} (the authors' code) instead of sigma = {self.sigma_:.4g}: "
@@ -172,7 +176,7 @@ class DIPSGNN(PrivateSRGNN):
         out["edges, whole training run"] = self._composed(dipsgnn_composed_statement(
             self.noise_std, self.C, self.n_steps, self.delta, epochs=len(self.history_.losses),
             prefix_reuse=self.edge_reuse(), count_in_out=True, accountant=self.accountant))
-        return self.noise_source().stamp(out)
+        return self._stated(out)
 
     def _composed(self, statement: PrivacyStatement) -> PrivacyStatement:
         """Add what the whole-run figure leaves out when inference passes are noise-free."""

@@ -14,7 +14,8 @@ One step (``PrivateRecommender``):
    probability ``q = batch_users / N`` (``N`` such users), drawn from the protection randomness;
 2. each sampled user's gradient ``g_u = ∇_θ Σ_{x owned by u} ℓ(θ; x)`` (every parameter of the
    network) is computed by ``torch.func`` (``vmap`` of ``grad`` over users, each user's examples
-   padded to its chunk's longest and masked) and clipped to L2 norm ``C``:
+   padded to its chunk's longest and masked), or for a row-local loss (BPR-MF) by one backward
+   pass on the rows each user touches (``row_local_clipped_sum``), and clipped to L2 norm ``C``:
    ``clip(g, C) = g · min(1, C / (‖g‖ + 10⁻⁶))``;
 3. ``g̃ = (1/(qN)) (Σ_u clip(g_u, C) + N(0, σ²C²I))``, ``qN`` the expected batch size
    (``noisy_mean``), on which the optimizer (Adam or SGD) steps (post-processing).
@@ -67,7 +68,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -76,6 +77,7 @@ from torch.func import functional_call, grad_and_value, vmap
 
 from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.dpsgd import DPSGD
+from recprivacy.defenses.kinds import DefenceKind
 from recprivacy.defenses.trained_copy import TrainedCopy
 from recprivacy.errors import ConfigError
 from recprivacy.models.base import PRIVATE_TRAINABLE, Recommender
@@ -84,6 +86,7 @@ from recprivacy.models.srgnn import SRGNN
 from recprivacy.models.training import TrainingHistory, fit_epochs
 from recprivacy.privacy.accounting import (
     PrivacyStatement,
+    StatementContext,
     check_count,
     check_delta,
     check_positive,
@@ -153,16 +156,21 @@ def padded_units(owners: np.ndarray, n_units: int, units: np.ndarray) -> tuple[n
 
 
 def clipped_sum(module: nn.Module, owners: np.ndarray, examples: tuple[torch.Tensor, ...], n_units: int,
-                max_norm: float, personal: frozenset[str] = frozenset()) -> tuple[Gradients, float]:  # fmt: skip
+                max_norm: float, personal: frozenset[str] = frozenset(),
+                lookups: tuple[str, ...] = ()) -> tuple[Gradients, float]:  # fmt: skip
     """``Σ_u clip(g_u, C)`` over the ``n_units`` units and the mean unit loss, where ``g_u`` is
     the gradient of the sum of unit u's example losses (``module(*examples)`` gives each
     example's loss) over every parameter of ``module`` but the ``personal`` ones, whose
     gradients are summed unclipped (module docstring); ``torch.func`` per-unit gradients in
-    chunks of units with similar example counts (``CHUNK_FLOATS``)."""
+    chunks of units with similar example counts (``CHUNK_FLOATS``), or, when ``lookups`` names
+    the table each example tensor indexes and the tables are all of ``module``'s parameters,
+    ``row_local_clipped_sum``."""
     params = {k: v.detach() for k, v in module.named_parameters()}
     summed = {k: torch.zeros_like(v) for k, v in params.items()}
     if n_units == 0:
         return summed, 0.0
+    if lookups and set(lookups) - {""} == set(params):
+        return row_local_clipped_sum(module, owners, examples, n_units, max_norm, personal, lookups)
 
     def unit_loss(p: Gradients, mask: torch.Tensor, *unit: torch.Tensor) -> torch.Tensor:
         return (functional_call(module, p, unit) * mask).sum()
@@ -181,6 +189,47 @@ def clipped_sum(module: nn.Module, owners: np.ndarray, examples: tuple[torch.Ten
             summed[k] += g.sum(0) if k in personal else torch.einsum("b,b...->...", factor, g)
         total += float(losses.sum())
     return summed, total / n_units
+
+
+def row_local_clipped_sum(module: nn.Module, owners: np.ndarray, examples: tuple[torch.Tensor, ...], n_units: int,
+                          max_norm: float, personal: frozenset[str], lookups: tuple[str, ...]) -> tuple[Gradients, float]:  # fmt: skip
+    """``clipped_sum`` for a row-local loss (``models.examples.ExampleTask.lookups``: example
+    tensor c indexes table ``lookups[c]``, or no table for ``""``, and every parameter is such a
+    table), with one backward pass and no per-unit copy of a table.
+
+    Unit u's gradient on table T is non-zero only on the rows R_u(T) its examples index. Each
+    (unit, row) pair gets a row of its own in a *pair table* ``T_pairs = T[rows of the pairs]``
+    and each example reads its unit's pair rows, so the gradient of ``Σ_examples ℓ`` on
+    ``T_pairs`` holds ``g_u`` on row r at pair (u, r) exactly. Then
+    ``‖g_u‖² = Σ_T Σ_{r ∈ R_u(T)} ‖g_{u,r}‖²`` over the non-personal tables, and
+    ``Σ_u clip(g_u, C)`` adds each pair's row, times its unit's clip factor (1 for a personal
+    table), to row r of T."""
+    params = dict(module.named_parameters())
+    unit_of = torch.from_numpy(np.asarray(owners, dtype=np.int64))
+    pairs: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}  # table -> (its row, its unit) per pair
+    leaves: dict[str, torch.Tensor] = {}
+    local: list[torch.Tensor] = list(examples)
+    for table in dict.fromkeys(name for name in lookups if name):
+        columns = [c for c, name in enumerate(lookups) if name == table]
+        n_rows = params[table].shape[0]
+        keys, inverse = torch.unique(torch.cat([unit_of * n_rows + examples[c] for c in columns]), return_inverse=True)
+        pairs[table] = (keys % n_rows, keys // n_rows)
+        leaves[table] = params[table].detach()[pairs[table][0]].requires_grad_(True)
+        for c, part in zip(columns, inverse.split(len(unit_of))):
+            local[c] = part
+    losses = functional_call(module, leaves, tuple(local))
+    grads = dict(zip(leaves, torch.autograd.grad(losses.sum(), list(leaves.values()))))
+    squares = torch.zeros(n_units)
+    for table, g in grads.items():
+        if table not in personal:
+            squares.index_add_(0, pairs[table][1], g.pow(2).sum(1))
+    factor = clip_factors(torch.sqrt(squares), max_norm)
+    summed = {}
+    for table, g in grads.items():
+        rows, units = pairs[table]
+        weighted = g if table in personal else g * factor[units, None]
+        summed[table] = torch.zeros_like(params[table]).index_add_(0, rows, weighted.detach())
+    return summed, float(losses.detach().sum()) / n_units
 
 
 class PrivateRecommender(TrainedCopy, NoiseMixin, Recommender):
@@ -216,6 +265,8 @@ class PrivateRecommender(TrainedCopy, NoiseMixin, Recommender):
     noise_multiplier_, sample_rate_, steps_, n_units_, history_:
         ``σ``, ``q``, the steps taken, ``N``, the mean unit loss per epoch.
     """
+
+    kind: ClassVar[DefenceKind] = "training"
 
     def __init__(self, recommender: Recommender, epsilon: float = 4.0, delta: float = 1e-6, max_grad_norm: float = 1.0,
                  batch_users: int = 256, n_epochs: int = 20, lr: float | None = None, optimizer: str = "adam",
@@ -288,12 +339,13 @@ class PrivateRecommender(TrainedCopy, NoiseMixin, Recommender):
         gradient_noise = self.noise_source().torch_generator("gradient noise")
         named = dict(losses.named_parameters())
         personal = frozenset(f"net.{k}" for k in self.personal_)
+        lookups = tuple(f"net.{k}" for k in task.lookups)
         expected = self.sample_rate_ * self.n_units_
 
         def step() -> float:
             users = task.users[sampling.random(self.n_units_) < self.sample_rate_]
             owners, examples = task.draw(users) if len(users) else (np.zeros(0, np.int64), ())
-            summed, loss = clipped_sum(losses, owners, examples, len(users), self.max_grad_norm, personal)
+            summed, loss = clipped_sum(losses, owners, examples, len(users), self.max_grad_norm, personal, lookups)
             shared = {k: v for k, v in summed.items() if k not in personal}
             noised = noisy_mean(shared, self.noise_multiplier_ * self.max_grad_norm, expected, gradient_noise)
             for k in personal:
@@ -307,9 +359,9 @@ class PrivateRecommender(TrainedCopy, NoiseMixin, Recommender):
         return step
 
     # ------------------------------------------------------------------ privacy
-    def privacy_statement(self, context: Any = None) -> PrivacyStatement:
+    def privacy_statement(self, context: StatementContext | None = None) -> PrivacyStatement:
         """User-level ``(ε, δ)`` of the steps taken (module docstring), with the sampling rate,
-        noise multiplier and clipping norm; ``context`` is not needed."""
+        noise multiplier and clipping norm; ``context`` is not read: the fitted run fixes it."""
         self._check_fitted()
         model = type(self.recommender).__name__
         notes = ["validation data is not read (no early stopping): the released weights are those of the last step",
@@ -331,5 +383,6 @@ class PrivateRecommender(TrainedCopy, NoiseMixin, Recommender):
                        f"noise multiplier {self.noise_multiplier_:.4g}",
             unit=unit,
             scope=scope,
+            setting="joint" if self.personal_ else "central",
             notes=tuple(notes),
         ))

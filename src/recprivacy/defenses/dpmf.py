@@ -31,18 +31,21 @@ is not covered. ``privacy_statement`` says all three.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from recprivacy.data.interactions import Interactions
+from recprivacy.defenses.kinds import DefenceKind
 from recprivacy.defenses.objective_perturbation import SENSITIVITY, objective_noise
 from recprivacy.errors import ConfigError, DataError
 from recprivacy.models.bpr import BPRFoldInLoss
 from recprivacy.models.foldin import gradient_fold_in, ridge_fold_in
 from recprivacy.models.lfm import FactorRecommender
 from recprivacy.models.training import NegativeSampler, minibatches
-from recprivacy.privacy.accounting import PrivacyStatement, check_positive
+from recprivacy.privacy.accounting import PrivacyStatement, StatementContext, check_positive
 from recprivacy.privacy.randomness import NoiseMixin, check_mode
 
 FEEDBACK = ("explicit", "implicit")
@@ -52,6 +55,9 @@ FOLD_IN_STEPS, FOLD_IN_LR = 50, 0.05
 
 class DPMF(FactorRecommender, NoiseMixin):
     """Objective-perturbed matrix factorisation (module docstring).
+
+    A training-time defence of the kind that is a model defined by its paper (Hua et al. 2015;
+    ``defenses.kinds``): the noise is a term of its own objective.
 
     Parameters
     ----------
@@ -67,6 +73,8 @@ class DPMF(FactorRecommender, NoiseMixin):
         Source of the objective's noise η: ``"secure"`` (operating-system entropy, default)
         or ``"simulation"`` (seeded by ``seed``; ``privacy.randomness.NoiseSource``).
     """
+
+    kind: ClassVar[DefenceKind] = "training"
 
     def __init__(
         self,
@@ -165,8 +173,8 @@ class DPMF(FactorRecommender, NoiseMixin):
             user = self.module_.user
             user /= user.norm(dim=1, keepdim=True).clamp(min=1.0)
 
-    def privacy_statement(self) -> PrivacyStatement:
-        """The objective-perturbation claim with what it does not cover."""
+    def privacy_statement(self, context: StatementContext | None = None) -> PrivacyStatement:
+        """The objective-perturbation claim with what it does not cover; ``context`` is not read."""
         notes = [
             "covers the item factors; each user's own factor (and so the recommendations computed with it) "
             "stays with that user in Hua et al.'s protocol",

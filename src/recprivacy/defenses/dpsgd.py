@@ -71,7 +71,7 @@ perturbed as in DIPSGNN (eps1).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 import numpy as np
 import torch
@@ -82,7 +82,13 @@ from torch.func import functional_call, grad_and_value, vmap
 from recprivacy.defenses.private_srgnn import PrivateSRGNN
 from recprivacy.errors import ConfigError
 from recprivacy.models.srgnn import SRGNN, SequenceSamples, SessionGraphs
-from recprivacy.privacy.accounting import PrivacyStatement, check_positive, dpsgd_epsilon, dpsgd_noise_multiplier
+from recprivacy.privacy.accounting import (
+    PrivacyStatement,
+    StatementContext,
+    check_positive,
+    dpsgd_epsilon,
+    dpsgd_noise_multiplier,
+)
 
 #: samples of similar input length whose per-sample gradients are computed together (vmap)
 CHUNK = 25
@@ -112,6 +118,8 @@ class DPSGD(PrivateSRGNN):
     noise:
         ``"secure"`` (default) or ``"simulation"`` (seeded by the backbone's seed).
     """
+
+    headline = "training samples, whole training run"
 
     def __init__(
         self,
@@ -198,11 +206,12 @@ class DPSGD(PrivateSRGNN):
         return summed, float(torch.cat(losses).mean()) if losses else 0.0
 
     # ------------------------------------------------------------------ privacy
-    def privacy_statement(self) -> Mapping[str, PrivacyStatement]:
-        """Labelled guarantees: user features (local) and DP-SGD over the steps taken."""
+    def privacy_statement(self, context: StatementContext | None = None) -> PrivacyStatement:
+        """DP-SGD over the steps taken (headline, ``training samples, whole training run``), with
+        the part ``user features`` (local); ``context`` is not read: the fitted run fixes it."""
         self._check_fitted()
         reuse = self.edge_reuse()
-        return self.noise_source().stamp({
+        return self._stated({
             "user features": self.feature_statement(),
             "training samples, whole training run": PrivacyStatement(
                 epsilon=dpsgd_epsilon(self.noise_multiplier_, self.sample_rate_, self.steps_, self.delta, self.accountant),

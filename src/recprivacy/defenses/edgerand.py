@@ -19,13 +19,17 @@ whose input window holds it x epochs (no factor 2: ``Â_in`` is computed from ``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import torch
 
 from recprivacy.defenses.private_srgnn import PrivateSRGNN
 from recprivacy.models.srgnn import SRGNN, SessionGraphs, SRGNNNet, UserEncoder
-from recprivacy.privacy.accounting import PrivacyStatement, check_positive, compose_gaussian, dipsgnn_sigma
+from recprivacy.privacy.accounting import (
+    PrivacyStatement,
+    StatementContext,
+    check_positive,
+    compose_gaussian,
+    dipsgnn_sigma,
+)
 
 _UNIT = "one transition count (edge) of one user's behaviour graph"
 
@@ -72,6 +76,7 @@ class EdgeRand(PrivateSRGNN):
     """
 
     required = {"adjacency": "count"}
+    headline = "edges, whole training run"
 
     def __init__(
         self,
@@ -95,14 +100,15 @@ class EdgeRand(PrivateSRGNN):
         return NoisyAdjacencyNet(model.n_items_, model.hidden, model.n_steps, user, self.sigma_, self.noise_at_inference,
                                  self.noise_generator())
 
-    def privacy_statement(self) -> Mapping[str, PrivacyStatement]:
-        """Labelled guarantees: user features, one release of a graph, the whole training run."""
+    def privacy_statement(self, context: StatementContext | None = None) -> PrivacyStatement:
+        """The edges over the whole training run (headline), with the parts ``user features``
+        and ``edges, one forward pass (paper)`` (one release of a graph); ``context`` is not
+        read: the fitted run fixes the claim."""
         self._check_fitted()
         out = {"user features": self.feature_statement()}
         if self.sigma_ == 0:
             none = PrivacyStatement.no_guarantee(_UNIT, "every forward pass", "no adjacency noise (eps2 = inf)")
-            return self.noise_source().stamp({**out, "edges, one forward pass (paper)": none,
-                                              "edges, whole training run": none})
+            return self._stated({**out, "edges, one forward pass (paper)": none, "edges, whole training run": none})
         out["edges, one forward pass (paper)"] = PrivacyStatement(
             epsilon=self.eps2, delta=self.delta, unit=_UNIT,
             accountant="Gaussian mechanism, sensitivity 1, Theorem 4.2 conversion with C = 1, T = 1",
@@ -119,4 +125,4 @@ class EdgeRand(PrivateSRGNN):
             scope=f"whole training run: {self.edge_reuse()} prefix(es) x {len(self.history_.losses)} epoch(s), one release each",
             notes=tuple(notes),
         )
-        return self.noise_source().stamp(out)
+        return self._stated(out)

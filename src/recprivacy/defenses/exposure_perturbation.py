@@ -40,15 +40,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import scipy.sparse as sp
 
 from recprivacy.data.exposure_pairs import ExposurePairs
+from recprivacy.defenses.kinds import DefenceKind
 from recprivacy.errors import ConfigError, NotFittedError
 from recprivacy.metrics.ranking import hit_matrix
-from recprivacy.privacy.accounting import PrivacyStatement
+from recprivacy.privacy.accounting import PrivacyStatement, StatementContext
 from recprivacy.privacy.randomness import NoiseMixin, check_mode
 
 SELECTIONS = ("random", "dissimilar", "similar")
@@ -143,6 +144,8 @@ class ExposurePerturbation(NoiseMixin):
         ``"secure"`` (operating-system entropy, the default: slates shown to real people) or
         ``"simulation"`` (seeded, for experiments; ``privacy.randomness.NoiseSource``).
     """
+
+    kind: ClassVar[DefenceKind] = "transform"
 
     def __init__(
         self,
@@ -244,8 +247,9 @@ class ExposurePerturbation(NoiseMixin):
     def get_params(self) -> dict[str, object]:
         return {k: v for k, v in vars(self).items() if not k.endswith("_")}
 
-    def privacy_statement(self) -> PrivacyStatement:
-        """Exposure perturbation has no formal privacy guarantee (the paper claims none)."""
+    def privacy_statement(self, context: StatementContext | None = None) -> PrivacyStatement:
+        """Exposure perturbation has no formal privacy guarantee (the paper claims none);
+        ``context`` is not read."""
         return self.noise_source().stamp(PrivacyStatement.no_guarantee(
             unit="a user's recent clicks as revealed by one exposed slate",
             scope=f"{self.selection} selection, {self.replacement} replacement, L = {self.ratio}",

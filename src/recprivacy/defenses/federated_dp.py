@@ -46,7 +46,8 @@ the paper's implementation and are flagged as such.
 ``make_baseline`` builds the four methods the study knows: ``fgerai`` (both stages),
 ``fgerai_nl`` (the functional mechanism only), ``fdpmf`` (MF + item objective noise) and
 ``fedmf`` (the same MF without noise, the paper's Figure 2 "MF"). Each ``FederatedBaseline``
-states its claim with ``privacy_statement``. Objective perturbation protects the *objective*
+states its claim with ``privacy_statement`` in a ``StatementContext`` (rounds, local epochs,
+the width of ``x_u``); F-GERAI's lists its two guarantees as parts. Objective perturbation protects the *objective*
 (the labels as they enter the loss), not what the uploads reveal about ``x_u``: with F-GERAI-NL
 the true one-hot attributes enter ``z_u = E_U x_u`` unperturbed, so the zero columns of ``ΔE_U``
 still name them exactly (the zero-column rule, ``attacks.attribute.zero_column_attack``); the statements say so.
@@ -56,21 +57,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from recprivacy.defenses.kinds import DefenceKind
 from recprivacy.defenses.objective_perturbation import SENSITIVITY as DPMF_SENSITIVITY
 from recprivacy.defenses.objective_perturbation import objective_noise
 from recprivacy.errors import ConfigError, DataError
-from recprivacy.privacy.accounting import PrivacyStatement, basic_composition, check_positive
+from recprivacy.privacy.accounting import PrivacyStatement, StatementContext, basic_composition, check_positive
 from recprivacy.privacy.mechanisms import LaplaceMechanism, RandomizedResponse
 
 BASELINES = ("fgerai", "fgerai_nl", "fdpmf", "fedmf")
 LABELS = {"fgerai": "F-GERAI", "fgerai_nl": "F-GERAI-NL", "fdpmf": "F-DPMF", "fedmf": "FedMF (no noise)"}
+#: the names of F-GERAI's two guarantees (``FederatedBaseline.privacy_statement``)
+FEATURES_PART, OBJECTIVE_PART = "feature vector x_u", "training labels in the local objective"
 
 
 # ----------------------------------------------------------------------------- feature LDP
@@ -94,6 +99,7 @@ class FeatureLDP:
     other column is numeric.
     """
 
+    kind: ClassVar[DefenceKind] = "federated"
     epsilon: float = 1.0
     blocks: dict[str, tuple[int, ...]] = field(default_factory=dict)
     sensitivity: float = 1.0
@@ -142,11 +148,21 @@ class FeatureLDP:
         """Probability that k-RR reports the true class of ``attribute``."""
         return RandomizedResponse(self.epsilon, len(self.blocks[attribute])).p
 
-    def privacy_statement(self, n_columns: int) -> PrivacyStatement:
-        """``x_u`` is released once: basic composition over its numeric features and blocks."""
+    def privacy_statement(self, context: StatementContext | None = None) -> PrivacyStatement:
+        """``x_u`` of ``context.n_columns`` columns is released once: basic composition over its
+        numeric features and blocks; without the width, the claim of one feature or block."""
+        n_columns = (context or StatementContext()).n_columns
+        keep = ", ".join(f"{a}: k={len(c)}, true class kept with p={self.keep_probability(a):.3f}" for a, c in self.blocks.items())
+        if n_columns == 0:
+            return PrivacyStatement(
+                self.epsilon, 0.0, f"one Laplace feature (Δ={self.sensitivity:g}) or one k-RR block, released once",
+                "one column or one attribute block of one user's feature vector x_u", "randomised once on the device "
+                "before training", "local",
+                (f"the width of x_u is not given (StatementContext.n_columns): x_u as a whole composes over its "
+                 f"numeric columns and {len(self.blocks)} block(s)", f"attribute blocks: {keep or 'none'}"),
+            )  # fmt: skip
         n_numeric = len(self.numeric_columns(n_columns))
         releases = n_numeric + len(self.blocks)
-        keep = ", ".join(f"{a}: k={len(c)}, true class kept with p={self.keep_probability(a):.3f}" for a, c in self.blocks.items())
         return PrivacyStatement(
             basic_composition([self.epsilon], [releases]), 0.0,
             f"basic composition over {n_numeric} Laplace features (Δ={self.sensitivity:g}) and {len(self.blocks)} k-RR blocks",
@@ -173,6 +189,7 @@ class FunctionalMechanism:
     local SGD on the perturbed expansion with its slope in the logit clipped to
     ``[-max_slope, max_slope]`` (module docstring)."""
 
+    kind: ClassVar[DefenceKind] = "federated"
     epsilon: float = 1.0
     sensitivity: float = 1.0
     max_slope: float = 1.0
@@ -205,8 +222,11 @@ class FunctionalMechanism:
         huber = F.huber_loss(slope, torch.zeros_like(slope), reduction="none", delta=self.max_slope)
         return ((a0 - 2.0 * a1 * a1 + 4.0 * huber) * valid).sum()
 
-    def privacy_statement(self, rounds: int, local_epochs: int) -> PrivacyStatement:
-        """Each label's coefficient is perturbed once per local epoch: ``R T_l ε_f``."""
+    def privacy_statement(self, context: StatementContext | None = None) -> PrivacyStatement:
+        """Each label's coefficient is perturbed once per local epoch: ``R T_l ε_f`` with
+        ``R = context.rounds``, ``T_l = context.local_epochs``."""
+        ctx = context or StatementContext()
+        rounds, local_epochs = ctx.rounds, ctx.local_epochs
         releases = rounds * local_epochs
         return PrivacyStatement(
             basic_composition([self.epsilon], [releases]), 0.0,
@@ -229,6 +249,7 @@ class ItemObjectiveNoise:
     """F-DPMF's objective term ``Σ_v η_vᵀ q_v`` on the item table; the per-sample loss stays
     the BCE (``loss = None``)."""
 
+    kind: ClassVar[DefenceKind] = "federated"
     epsilon: float = 40.0
     sensitivity: float = DPMF_SENSITIVITY
     name: str = "item_objective_noise"
@@ -244,8 +265,9 @@ class ItemObjectiveNoise:
         """One ``η_v`` per item (``valid``, the schedule, is not used)."""
         return ObjectiveNoise(items=objective_noise(n_items, dim, self.epsilon, self.sensitivity, rng))
 
-    def privacy_statement(self, rounds: int) -> PrivacyStatement:
-        """Nominal Hua et al. bound per upload, basic composition over rounds."""
+    def privacy_statement(self, context: StatementContext | None = None) -> PrivacyStatement:
+        """Nominal Hua et al. bound per upload, basic composition over ``context.rounds``."""
+        rounds = (context or StatementContext()).rounds
         return PrivacyStatement(
             basic_composition([self.epsilon], [rounds]), 0.0,
             f"objective perturbation (Hua et al. 2015), Δ={self.sensitivity:g}, nominal; basic composition over rounds",
@@ -268,6 +290,7 @@ class FederatedBaseline:
     """One Table II baseline: the model it forces (F-DPMF: federated MF), its on-device
     feature randomiser and its perturbed objective (uploads are not randomised)."""
 
+    kind: ClassVar[DefenceKind] = "federated"
     name: str
     model: str | None = None
     features: FeatureLDP | None = None
@@ -277,26 +300,28 @@ class FederatedBaseline:
     def label(self) -> str:
         return LABELS[self.name]
 
-    def privacy_statement(self, rounds: int = 1, local_epochs: int = 5, n_columns: int = 0) -> PrivacyStatement:
-        """The method's claim: F-GERAI's headline is its feature LDP (the attributes), with the
-        objective's claim in the notes; F-GERAI-NL and F-DPMF state their objective claim;
-        FedMF has none."""
+    def privacy_statement(self, context: StatementContext | None = None) -> PrivacyStatement:
+        """The method's claim in ``context``: F-GERAI's headline is its feature LDP (the
+        attributes), the objective's claim in its notes, both guarantees as its parts;
+        F-GERAI-NL and F-DPMF state their objective claim; FedMF has none."""
+        ctx = context or StatementContext()
         if self.name == "fedmf":
             return PrivacyStatement.no_guarantee(
-                "one user's interactions", f"the item tables uploaded in {rounds} round(s)",
+                "one user's interactions", f"the item tables uploaded in {ctx.rounds} round(s)",
                 "federated MF without noise: p_u stays on the device, the item-table updates are sent as they are")
+        objective = self.objective.privacy_statement(ctx)
         if isinstance(self.objective, ItemObjectiveNoise):
-            return self.objective.privacy_statement(rounds)
-        objective = self.objective.privacy_statement(rounds, local_epochs)
+            return objective
         if self.features is None:
             return PrivacyStatement(
                 objective.epsilon, 0.0, objective.accountant, objective.unit, objective.scope, "local",
                 ("the user's attributes have NO protection: x_u is used as it is (no feature perturbation)", *objective.notes))
-        head = self.features.privacy_statement(n_columns)
-        return PrivacyStatement(
-            head.epsilon, 0.0, head.accountant, head.unit, head.scope, "local",
-            (*head.notes, f"objective: {objective.epsilon:g}-LDP for {objective.unit} ({objective.scope})",
+        features = self.features.privacy_statement(ctx)
+        head = PrivacyStatement(
+            features.epsilon, 0.0, features.accountant, features.unit, features.scope, "local",
+            (*features.notes, f"objective: {objective.epsilon:g}-LDP for {objective.unit} ({objective.scope})",
              *objective.notes[:1], *objective.notes[2:]))  # fmt: skip
+        return replace(head, parts=((FEATURES_PART, features), (OBJECTIVE_PART, objective)))
 
 
 def make_baseline(name: str, blocks: dict[str, np.ndarray] | None = None, eps_x: float = 1.0, eps_f: float = 1.0,

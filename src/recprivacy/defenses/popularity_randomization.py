@@ -16,17 +16,24 @@ popular but random:
 Members' personalised lists are not touched. When ``k / α`` exceeds the catalogue, every
 item is a candidate (``n_candidates`` reports the number used).
 
+``fit(train)`` learns ``S_sorted`` from the members' training interactions (most interacted-with
+first, ties by item id) and ``lists(None, n_users, k)`` draws from it; a caller that holds the
+recommender's own ranking passes it to ``lists`` instead.
+
 The defence has no formal privacy guarantee; ``privacy_statement()`` says so.
 """
 
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 
-from recprivacy.errors import ConfigError
-from recprivacy.privacy.accounting import PrivacyStatement
+from recprivacy.data.interactions import Interactions
+from recprivacy.defenses.kinds import DefenceKind
+from recprivacy.errors import ConfigError, NotFittedError
+from recprivacy.privacy.accounting import PrivacyStatement, StatementContext
 from recprivacy.privacy.randomness import NoiseMixin, check_mode
 
 
@@ -45,6 +52,8 @@ class PopularityRandomization(NoiseMixin):
         ``"simulation"`` (seeded, for experiments; ``privacy.randomness.NoiseSource``).
     """
 
+    kind: ClassVar[DefenceKind] = "transform"
+
     def __init__(self, alpha: float = 0.1, seed: int = 0, noise: str = "secure") -> None:
         if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0 < alpha <= 1:
             raise ConfigError(f"PopularityRandomization.alpha: expected a number in (0, 1], got {alpha!r}")
@@ -56,10 +65,19 @@ class PopularityRandomization(NoiseMixin):
         """``min(ceil(k / α), n_items)`` (with a guard against round-off in ``k / α``)."""
         return min(int(math.ceil(k / self.alpha - 1e-9)), n_items)
 
-    def lists(self, ranking: np.ndarray, n_users: int, k: int) -> np.ndarray:
+    def fit(self, train: Interactions) -> "PopularityRandomization":
+        """``ranking_``: every item of ``train``, most interacted-with first, ties by item id."""
+        counts = train.item_counts()
+        self.ranking_ = np.lexsort((np.arange(len(counts)), -counts))
+        return self
+
+    def lists(self, ranking: np.ndarray | None, n_users: int, k: int) -> np.ndarray:
         """``[n_users, k]`` item ids: for each user, ``k`` distinct items drawn uniformly from the
-        first ``N_cand`` entries of ``ranking`` (items, most popular first)."""
-        ranking = np.asarray(ranking, dtype=np.int64)
+        first ``N_cand`` entries of ``ranking`` (items, most popular first; ``None``: the fitted
+        ``ranking_``)."""
+        if ranking is None and not hasattr(self, "ranking_"):
+            raise NotFittedError("PopularityRandomization is not fitted: call fit(train) or pass a ranking")
+        ranking = np.asarray(self.ranking_ if ranking is None else ranking, dtype=np.int64)
         if not isinstance(k, (int, np.integer)) or not 1 <= k <= len(ranking):
             raise ConfigError(f"k={k!r}: expected a list length between 1 and the catalogue size {len(ranking)}")
         candidates = ranking[: self.n_candidates(k, len(ranking))]
@@ -68,8 +86,9 @@ class PopularityRandomization(NoiseMixin):
         order = np.argsort(np.take_along_axis(keys, picks, axis=1), axis=1)
         return candidates[np.take_along_axis(picks, order, axis=1)]
 
-    def privacy_statement(self) -> PrivacyStatement:
-        """No differential-privacy guarantee: the defence is a heuristic against one attack."""
+    def privacy_statement(self, context: StatementContext | None = None) -> PrivacyStatement:
+        """No differential-privacy guarantee: the defence is a heuristic against one attack;
+        ``context`` is not read."""
         return self.noise_source().stamp(PrivacyStatement.no_guarantee(
             unit="a user's membership in the recommender's training set",
             scope="the top-k lists served to users without training data (non-members)",

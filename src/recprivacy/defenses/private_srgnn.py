@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import copy
 import inspect
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 import torch
 
 from recprivacy.data.interactions import Interactions
+from recprivacy.defenses.kinds import DefenceKind
 from recprivacy.defenses.trained_copy import TrainedCopy
 from recprivacy.errors import ConfigError
 from recprivacy.models.base import Recommender
@@ -49,6 +50,9 @@ class PrivateSRGNN(TrainedCopy, TrainingHooks, NoiseMixin, Recommender):
     """An SR-GNN backbone trained under a defence (module docstring); subclasses add the
     network, steps and statements of their mechanism."""
 
+    kind: ClassVar[DefenceKind] = "training"
+    #: the name of the guarantee a subclass's statement leads with (``_stated``)
+    headline: ClassVar[str]
     sequential = True
     #: SR-GNN settings the defence's mechanism needs, checked on the backbone
     required: dict[str, Any] = {}
@@ -118,6 +122,10 @@ class PrivateSRGNN(TrainedCopy, TrainingHooks, NoiseMixin, Recommender):
     def noise_generator(self) -> torch.Generator:
         """The torch generator of the mechanism's noise (``"noise"`` stream)."""
         return self.noise_source().torch_generator("noise")
+
+    def _stated(self, parts: dict[str, PrivacyStatement]) -> PrivacyStatement:
+        """One statement of the named guarantees ``parts``, led by ``headline``, naming the noise."""
+        return self.noise_source().stamp(PrivacyStatement.of_parts(parts, self.headline))
 
     def feature_statement(self) -> PrivacyStatement:
         """Local guarantee of the user features (DIPSGNN Theorem 4.1), or why there is none."""

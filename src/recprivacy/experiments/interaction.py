@@ -16,10 +16,10 @@ import numpy as np
 from recprivacy.attacks.membership.interaction import KINDS, candidate_pairs, interaction_scores, item_knowledge
 from recprivacy.errors import DataError
 from recprivacy.experiments.erasure.verify import restrict
-from recprivacy.experiments.membership.compare import Judgement, Scored, judge
+from recprivacy.experiments.membership.compare import Judgement, Scored, combined, fpr_key, judge
 from recprivacy.experiments.target import Target
 from recprivacy.experiments.train import PreparedData
-from recprivacy.metrics.intervals import Estimate, tpr_at_fpr_interval
+from recprivacy.metrics.intervals import Estimate
 
 #: the FPRs of the TPR columns (MINER reports TPR at 5% FPR)
 INTERACTION_FPRS = (0.01, 0.05)
@@ -28,21 +28,29 @@ UNITS = {"hard": ("training pairs", "held-out pairs"), "easy": ("training pairs"
 
 @dataclass(frozen=True)
 class InteractionResult:
-    """One kind of non-member: the scores, the judgement and each attack's and baseline's TPR at ``INTERACTION_FPRS``."""
+    """One kind of non-member: the first seed's scores, the judgement and each attack's and baseline's TPR at
+    ``INTERACTION_FPRS`` over the seeds (``compare.combined``: one seed's Clopper-Pearson interval, several
+    seeds' mean with a t interval)."""
 
     scored: Scored
     judgement: Judgement
     tprs: dict[str, tuple[Estimate, ...]]
 
 
+class NoPairsToAttack(DataError):
+    """The data hold no member with held-out rows, or no user held out of training: there is nothing
+    to measure (not a bad input; any other ``DataError`` of the target's lists is one)."""
+
+
 def interaction_scored(target: Target, data: PreparedData, k: int, per_user: int, seed: int) -> dict[str, Scored]:
-    """Scores of every candidate pair of the members with held-out rows, by kind of non-member."""
+    """Scores of every candidate pair of the members with held-out rows, by kind of non-member
+    (``NoPairsToAttack`` when there are none)."""
     heldout = data.valid.with_changes(users=np.concatenate([data.valid.users, data.test.users]),
                                       items=np.concatenate([data.valid.items, data.test.items]), ratings=None,
                                       timestamps=None)  # fmt: skip
     members = np.flatnonzero((data.train.user_counts() > 0) & (heldout.user_counts() > 0))
     if len(members) == 0 or len(data.heldout_users) == 0:
-        raise DataError("interaction-level membership needs members with held-out rows (test or valid) and users held "
+        raise NoPairsToAttack("interaction-level membership needs members with held-out rows (test or valid) and users held "
                         "out of training (the adversary's item knowledge)")  # fmt: skip
     pairs = candidate_pairs(data.train, heldout, data.full, members, per_user, seed)
     lists = target.serve(members, k, data.train, trained=True)
@@ -53,14 +61,13 @@ def interaction_scored(target: Target, data: PreparedData, k: int, per_user: int
 
 
 def judge_interactions(runs: list[dict[str, Scored]]) -> dict[str, InteractionResult]:
-    """Each kind judged over the seeds ``runs`` (``compare.judge``, samples in pairs), and TPRs of the first seed."""
+    """Each kind judged over the seeds ``runs`` (``compare.judge``, samples in pairs), with TPRs over the seeds."""
     out = {}
     for kind in KINDS:
         scored = [r[kind] for r in runs]
         j = judge(scored)
         j = replace(j, sample=replace(j.sample, units=UNITS[kind]))
-        first = scored[0]
-        tprs = {key: tuple(tpr_at_fpr_interval(first.labels, v, f) for f in INTERACTION_FPRS)
-                for key, v in {**first.attacks, **first.baselines}.items()}  # fmt: skip
-        out[kind] = InteractionResult(first, j, tprs)
+        tprs = {key: tuple(combined(scored, key, fpr_key(f)) for f in INTERACTION_FPRS)
+                for key in {**scored[0].attacks, **scored[0].baselines}}  # fmt: skip
+        out[kind] = InteractionResult(scored[0], j, tprs)
     return out

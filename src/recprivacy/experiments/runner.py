@@ -40,6 +40,7 @@ from recprivacy.experiments.kit import Bench, Executor, InProcess, RecordStore
 from recprivacy.experiments.results import Results, write_run
 from recprivacy.experiments.run_folder import abandon_run, finish_run, open_run, resume_run
 from recprivacy.io import check_output_folder
+from recprivacy.models import resolved_params
 from recprivacy.models.training import use_threads
 from recprivacy.progress import plan, stage
 
@@ -55,8 +56,11 @@ def dump_options(options: StudyOptions) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Study:
     """A registered study: its runner, options model, a one-line description, whether its
-    cells run on the study kit (``run`` then takes a ``Bench``), and how its validated options
-    are written out in full (``resolve``)."""
+    cells run on the study kit (``run`` then takes a ``Bench``), how its validated options
+    are written out in full (``resolve``), and whether it builds ``config.model`` as configured
+    (``builds_model``: its saved config then writes every constructor argument out; a study whose
+    methods set the backbone's settings, or that trains its own models, keeps ``model.params`` as
+    given, overrides only)."""
 
     name: str
     run: StudyFn
@@ -64,6 +68,7 @@ class Study:
     description: str
     resumable: bool = False
     resolve: ResolveFn = dump_options
+    builds_model: bool = True
 
 
 _STUDIES: dict[str, Study] = {}
@@ -71,13 +76,14 @@ _STUDIES: dict[str, Study] = {}
 
 def register_study(
     name: str, run: StudyFn, options: type[StudyOptions] = StudyOptions, description: str = "", resumable: bool = False,
-    resolve: ResolveFn = dump_options,
+    resolve: ResolveFn = dump_options, builds_model: bool = True,
 ) -> Study:
     """Make ``study: <name>`` in a config run ``run(config, options)`` (``run(config, options,
-    bench)`` when ``resumable``); ``resolve`` writes its validated options out in full."""
+    bench)`` when ``resumable``); ``resolve`` writes its validated options out in full;
+    ``builds_model``: see :class:`Study`."""
     if name in _STUDIES and _STUDIES[name].run is not run:
         raise ValueError(f"study {name!r} is already registered by {_STUDIES[name].run.__module__}")
-    study = Study(name, run, options, description, resumable, resolve)
+    study = Study(name, run, options, description, resumable, resolve, builds_model)
     _STUDIES[name] = study
     return study
 
@@ -99,7 +105,10 @@ def resolve_config(config: Config) -> Config:
     what the run records and saves. Resolving a resolved config changes nothing."""
     study = get_study(config.study)
     options = validate_options(study.options, config.study_options)
-    return config.model_copy(update={"study_options": study.resolve(options)})
+    update: dict[str, Any] = {"study_options": study.resolve(options)}
+    if study.builds_model:
+        update["model"] = config.model.model_copy(update={"params": resolved_params(config.model.name, config.model.params)})
+    return config.model_copy(update=update)
 
 
 def _overlay(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
@@ -121,6 +130,7 @@ def run_study(config: Config, bench: Bench | None = None) -> Results:
     with use_threads(config.threads) as threads:
         results = study.run(config, options, bench or Bench()) if study.resumable else study.run(config, options)
     results.config["study_options"] = _overlay(study.resolve(options), results.config.get("study_options", {}))
+    results.config["model"] = resolve_config(config).to_dict()["model"]
     results.seeds.setdefault("seed", config.seed)
     results.threads = threads
     return results

@@ -119,14 +119,14 @@ class Target:
         return cls("training", f"{_name(fit_fn)} (trained by the audit)", fit_fn=fit_fn)
 
     @classmethod
-    def from_lists(cls, source: str | Path | pd.DataFrame, user_col: str = "user_id", rank_col: str = "rank",
+    def from_lists(cls, source: str | Path | pd.DataFrame | ServedLists, user_col: str = "user_id", rank_col: str = "rank",
                    item_col: str = "item_id") -> "Target":  # fmt: skip
-        """Logged served lists read from a CSV/Parquet file or a DataFrame.
+        """Logged served lists read from a CSV/Parquet file or a DataFrame (or already read).
 
         Parameters
         ----------
         source:
-            File path or frame with one row per served item.
+            File path or frame with one row per served item, or ``ServedLists``.
         user_col, rank_col, item_col:
             Column names of the user id, the rank (1 = first) and the item id.
 
@@ -134,7 +134,7 @@ class Target:
         -------
         Target
         """
-        lists = read_served_lists(source, user_col, rank_col, item_col)
+        lists = source if isinstance(source, ServedLists) else read_served_lists(source, user_col, rank_col, item_col)
         return cls("lists", f"logged lists from {lists.source}", lists=lists)
 
     @classmethod

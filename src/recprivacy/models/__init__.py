@@ -74,6 +74,15 @@ def model_params(name: str) -> list[str]:
     return [p for p in names if p not in PRESETS.get(name, {})]
 
 
+def resolved_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with every other constructor argument of ``name`` written out at its default
+    (what a run saves as the settings it ran with). ``seed`` is left out: the run's seed sets it
+    unless ``params`` names one."""
+    signature = inspect.signature(model_class(name).__init__).parameters
+    defaults = {p: signature[p].default for p in model_params(name) if p != "seed"}
+    return {**{k: v for k, v in defaults.items() if v is not inspect.Parameter.empty}, **params}
+
+
 def make_model(name: str, **params: Any) -> Recommender:
     """Build the recommender registered as ``name`` with constructor arguments ``params``.
 
@@ -112,4 +121,5 @@ def __dir__() -> list[str]:
 
 
 __all__ = ["ALS", "BPRMF", "ItemCF", "LFM", "LightGCN", "MODELS", "MODEL_NAMES", "NCF", "PRESETS", "Popularity",
-           "Recommender", "SASRec", "SRGNN", "check_model_name", "make_model", "model_class", "model_params"]
+           "Recommender", "SASRec", "SRGNN", "check_model_name", "make_model", "model_class", "model_params",
+           "resolved_params"]

@@ -162,7 +162,7 @@ class PairwiseRecommender(FactorRecommender):
             return owners, tuple(torch.from_numpy(a) for a in triples)
 
         return ExampleTask(self.module_, np.flatnonzero(np.diff(csr.indptr)), draw, self.example_losses,
-                           self._cache_factors, personal=("user",))
+                           self._cache_factors, personal=("user",), lookups=("user", "item", "item"))
 
     def example_losses(self, users: torch.Tensor, pos: torch.Tensor, neg: torch.Tensor) -> torch.Tensor:
         """The loss of each triple, ``−ln σ(s_ui − s_uj) + λ/2 (‖e_u⁰‖² + ‖e_i⁰‖² + ‖e_j⁰‖²)``

@@ -17,7 +17,11 @@ prepares its network as ``fit`` would (the same initialisation), and returns
 * ``coupling``: what of other users' data enters every example's loss besides its parameters
   (LightGCN's graph), empty when nothing does;
 * ``personal``: the names (in ``module``) of the user embedding tables whose row ``u`` only
-  user ``u``'s examples read, and only user ``u``'s scores use.
+  user ``u``'s examples read, and only user ``u``'s scores use;
+* ``lookups``: when every parameter of ``module`` is an embedding table and each example's loss
+  reads a table only at the rows its own columns name (a *row-local* loss, BPR-MF's), the table
+  each example tensor indexes, one name per tensor (``""`` for a tensor that indexes none; BPR-MF:
+  ``("user", "item", "item")``); empty otherwise. The engine then computes per-user gradients on the rows they touch alone.
 
 The model layer imports nothing from ``privacy/``: the engine (``defenses.dp_engine``)
 samples, clips, adds noise, steps and accounts. The plain ``fit`` does not use this.
@@ -47,6 +51,7 @@ class ExampleTask:
     finish: Callable[[], None]
     coupling: str = ""
     personal: tuple[str, ...] = ()
+    lookups: tuple[str, ...] = ()
 
 
 def rows_of(indptr: np.ndarray, users: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -190,8 +190,8 @@ class LightGCN(PairwiseRecommender):
     def private_task(self, train: Interactions) -> ExampleTask:
         """BPR's per-user triples (``PairwiseRecommender.private_task``), with the graph that
         couples them: every loss reads embeddings propagated through ``Â`` (so no user row is
-        read by its own user's examples only)."""
-        return replace(super().private_task(train), personal=(), coupling=(
+        read by its own user's examples only, and no loss is row-local)."""
+        return replace(super().private_task(train), personal=(), lookups=(), coupling=(
             "the propagation Â is built from every user's interactions and enters every user's loss unclipped, "
             "so one user's interactions change the other users' gradients"))
 

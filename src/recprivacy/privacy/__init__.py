@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from recprivacy.lazy import lazy_getattr
 
-_ACCOUNTING = ("ACCOUNTANTS", "Accountant", "PLDAccountant", "PrivacyStatement", "RDPAccountant", "ZCDPAccountant",
-               "basic_composition", "check_delta", "compose_gaussian", "compose_laplace", "dipsgnn_composed_statement",
-               "dipsgnn_epsilon", "dipsgnn_nominal_statement", "dipsgnn_sigma", "dpsgd_epsilon",
-               "dpsgd_noise_multiplier", "gaussian_epsilon", "gaussian_event", "gaussian_sigma", "laplace_event",
-               "make_accountant", "poisson_sampled_event")  # fmt: skip
+_ACCOUNTING = ("ACCOUNTANTS", "Accountant", "PLDAccountant", "PrivacyStatement", "RDPAccountant", "StatementContext",
+               "ZCDPAccountant", "basic_composition", "check_delta", "compose_gaussian", "compose_laplace",
+               "dipsgnn_composed_statement", "dipsgnn_epsilon", "dipsgnn_nominal_statement", "dipsgnn_sigma",
+               "dpsgd_epsilon", "dpsgd_noise_multiplier", "gaussian_epsilon", "gaussian_event", "gaussian_sigma",
+               "laplace_event", "make_accountant", "poisson_sampled_event")  # fmt: skip
 _MECHANISMS = ("FeatureBudget", "GaussianMechanism", "LaplaceMechanism", "OptimizedUnaryEncoding",
                "PiecewiseMechanism", "RandomizedResponse", "multi_feature_budget", "perturb_features")  # fmt: skip
 #: public name -> module that defines it

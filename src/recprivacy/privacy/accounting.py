@@ -30,7 +30,9 @@ from __future__ import annotations
 import abc
 import functools
 import math
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -390,13 +392,53 @@ def _mantissa(x: float) -> tuple[float, int]:
 
 
 @dataclass(frozen=True)
+class StatementContext:
+    """What a defence's claim may depend on beyond the defence itself: how it was deployed.
+
+    Every defence states its claim as ``privacy_statement(context: StatementContext | None =
+    None) -> PrivacyStatement`` (docs/architecture.md, "The three kinds of defence"); ``None``
+    means these defaults. A training-time engine or a transform reads none of it (its fitted
+    state fixes the claim); the federated perturbers compose over it:
+
+    * ``rounds`` (1): federated rounds a user takes part in;
+    * ``local_epochs`` (5): local epochs per round (paper 004's setting);
+    * ``n_columns`` (0): width of the user feature vector ``x_u``; 0 when not given (the
+      feature randomiser then counts only the columns its attribute blocks name, and says so);
+    * ``counts`` (empty): uploaded scalars per model component (``{"user": 64, ...}``); empty
+      when not given (an upload defence then states its per-scalar claim);
+    * ``delta`` (1e-5): the δ at which a Gaussian composition is converted to ε.
+    """
+
+    rounds: int = 1
+    local_epochs: int = 5
+    n_columns: int = 0
+    counts: Mapping[str, int] = field(default_factory=dict)
+    delta: float = 1e-5
+
+    def __post_init__(self) -> None:
+        check_count("StatementContext.rounds", self.rounds)
+        check_count("StatementContext.local_epochs", self.local_epochs)
+        check_count("StatementContext.n_columns", self.n_columns, minimum=0)
+        for component, n in self.counts.items():
+            check_count(f"StatementContext.counts[{component!r}]", n, minimum=0)
+        _valid_delta(self.delta)
+        object.__setattr__(self, "counts", MappingProxyType(dict(self.counts)))
+
+
+@dataclass(frozen=True)
 class PrivacyStatement:
     """A privacy claim stated with everything a reviewer needs to judge it.
 
     ``epsilon = inf`` means *no formal guarantee*; ``setting`` is ``"central"`` (a trusted
-    curator adds the noise) or ``"local"`` (each user randomises before anything leaves them);
+    curator adds the noise), ``"local"`` (each user randomises before anything leaves them) or
+    ``"joint"`` (central for the shared parameters and what other users are served; what a user is
+    served from their own un-noised rows is not covered for that user);
     ``noise`` says where the randomness came from (``NoiseSource.describe``: secure, or a
     seeded simulation that protects nobody), empty when the defence has not said.
+
+    A defence with several guarantees (DIPSGNN's user features, edges per forward pass and
+    edges over the whole run) gives one statement: its fields are the headline guarantee and
+    ``parts`` names every guarantee, the headline among them (``of_parts``, ``part``).
     """
 
     epsilon: float
@@ -404,14 +446,29 @@ class PrivacyStatement:
     accountant: str
     unit: str
     scope: str
-    setting: Literal["central", "local"] = "central"
+    setting: Literal["central", "local", "joint"] = "central"
     notes: tuple[str, ...] = ()
     noise: str = ""
+    parts: tuple[tuple[str, PrivacyStatement], ...] = ()
 
     @classmethod
     def no_guarantee(cls, unit: str, scope: str, reason: str) -> PrivacyStatement:
         """The statement of a defence that has no differential-privacy guarantee."""
         return cls(math.inf, 0.0, "none", unit, scope, notes=(reason,))
+
+    @classmethod
+    def of_parts(cls, parts: Mapping[str, PrivacyStatement], headline: str) -> PrivacyStatement:
+        """One statement of several named guarantees: the ``headline`` one, listing them all."""
+        if headline not in parts:
+            raise ConfigError(f"headline guarantee {headline!r} is not among the parts {list(parts)}")
+        return replace(parts[headline], parts=tuple(parts.items()))
+
+    def part(self, name: str) -> PrivacyStatement:
+        """The guarantee named ``name`` (``KeyError`` naming the parts there are)."""
+        for label, statement in self.parts:
+            if label == name:
+                return statement
+        raise KeyError(f"no guarantee named {name!r}; this statement has {[label for label, _ in self.parts]}")
 
     @property
     def formal(self) -> bool:
@@ -419,7 +476,7 @@ class PrivacyStatement:
         return math.isfinite(self.epsilon)
 
     def __str__(self) -> str:
-        prefix = "local " if self.setting == "local" else ""
+        prefix = "" if self.setting == "central" else f"{self.setting} "
         if not self.formal:
             head = f"No formal {prefix}differential-privacy guarantee"
         elif self.delta == 0:
@@ -435,25 +492,42 @@ class PrivacyStatement:
         lines += [f"  note:       {n}" for n in self.notes]
         if self.noise:
             lines.append(f"  noise:      {self.noise}")
+        for label, statement in self.parts:
+            lines.append(f"  part:       {label}")
+            lines += [f"    {line}" for line in str(statement).splitlines()]
         return "\n".join(lines)
 
     def sentence(self) -> str:
         """The claim in one sentence a reviewer reads in a table cell: ``ε = 3.5 × 10^7, local
         differential privacy: no meaningful guarantee at this ε`` (an ε above
-        :data:`MEANINGFUL_EPSILON` bounds no likelihood ratio a reviewer can use)."""
+        :data:`MEANINGFUL_EPSILON` bounds no likelihood ratio a reviewer can use); with ``parts``,
+        the headline's sentence followed by each named guarantee's."""
+        text = self._claim()
+        if self.parts:
+            text += "; by guarantee: " + "; ".join(f"{label}: {s.sentence()}" for label, s in self.parts)
+        return text
+
+    def _claim(self) -> str:
+        """The headline's own sentence (``sentence``)."""
         if not self.formal:
             return "No formal differential-privacy guarantee"
         eps = f"{self.epsilon:.3g}" if self.epsilon < 1e4 else "{:.1f} × 10^{}".format(*_mantissa(self.epsilon))
         delta = f", δ = {self.delta:.0e}" if self.delta else ""
-        text = f"ε = {eps}{delta}, {'local ' if self.setting == 'local' else ''}differential privacy"
+        text = f"ε = {eps}{delta}, {'' if self.setting == 'central' else self.setting + ' '}differential privacy"
+        if self.setting == "joint":
+            text += " (not for the list a user is served from their own rows)"
         return text + (": no meaningful guarantee at this ε" if self.epsilon > MEANINGFUL_EPSILON else "")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable form; an infinite epsilon becomes ``None`` with ``formal=False``."""
-        out = asdict(self)
+        """JSON-serialisable form; an infinite epsilon becomes ``None`` with ``formal=False``;
+        ``parts`` (only when there are any) lists each named guarantee's form under ``name``."""
+        out = asdict(replace(self, parts=()))
         out["epsilon"] = self.epsilon if self.formal else None
         out["notes"] = list(self.notes)
         out["formal"] = self.formal
+        del out["parts"]
+        if self.parts:
+            out["parts"] = [{"name": label, **s.to_dict()} for label, s in self.parts]
         return out
 
 

@@ -114,9 +114,10 @@ class NoiseSource:
         return f"simulation (seeded, not protection): seed {self.seed}, for experiments only"
 
     def stamp(self, statements: Stamped) -> Stamped:
-        """``statements`` (one, or a labelled mapping) carrying this source's ``describe()``."""
+        """``statements`` (one, its parts too, or a labelled mapping) carrying this source's ``describe()``."""
         if isinstance(statements, PrivacyStatement):
-            return replace(statements, noise=self.describe())
+            parts = tuple((label, self.stamp(s)) for label, s in statements.parts)
+            return replace(statements, noise=self.describe(), parts=parts)
         return {label: self.stamp(s) for label, s in statements.items()}
 
 

@@ -260,6 +260,23 @@ class ExposureAttack:
         self.net_.eval()
         return self.net_.greedy_item_logits(slates)
 
+    def score(self, slates: np.ndarray) -> np.ndarray:
+        """The attack's score of every catalogue item as one of the user's recent clicks, per slate.
+
+        ``slates``: ``[P, N]`` catalogue item ids (an item outside the vocabulary reads as
+        ``[OOV]``). Returns ``[P, n_catalogue_items]`` float32: for a vocabulary item, its best
+        log-probability over the decoder's steps (``max_m log softmax(logits_m)``; the point
+        decoder has one step), the quantity whose order ``evaluate`` ranks; ``-inf`` for items
+        the attack can never name (outside its vocabulary)."""
+        self._check_fitted()
+        tokens = torch.as_tensor(self.vocab_.tokens(np.asarray(slates).reshape(len(slates), -1)))
+        out = np.full((len(tokens), self.vocab_.n_catalogue), -np.inf, dtype=np.float32)
+        with torch.no_grad():
+            for lo in range(0, len(tokens), EVAL_BATCH):
+                steps = torch.log_softmax(self._step_scores(tokens[lo : lo + EVAL_BATCH]), dim=-1)
+                out[lo : lo + EVAL_BATCH, self.vocab_.items] = steps.max(dim=1).values.numpy()
+        return out
+
     def encode(self, pairs: ExposurePairs, oov: OOVPolicy = "drop") -> EncodedPairs:
         """Pairs in the attack's token space (``oov``: drop pairs with unseen items, or map
         unseen slate items to ``[OOV]``; a history item outside the vocabulary always drops

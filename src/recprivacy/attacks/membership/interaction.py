@@ -30,6 +30,14 @@ from recprivacy.data.interactions import Interactions
 ATTACKS = ("seen_filter", "list_neighbourhood")
 BASELINES = ("item_popularity", "user_history")
 KINDS = ("hard", "easy")
+#: report names of the attacks, baselines and the blind guess
+NAMES = {"seen_filter": "seen-item filter", "list_neighbourhood": "list neighbourhood",
+         "item_popularity": "item popularity", "user_history": "user's history similarity", "blind": "blind guess"}
+
+
+def name(key: str) -> str:
+    """The report name of an attack or baseline key (the key itself when it has none)."""
+    return NAMES.get(key, key)
 
 
 @dataclass(frozen=True)

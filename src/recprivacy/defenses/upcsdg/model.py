@@ -82,7 +82,7 @@ docs/decisions.md, UPC-SDG, "Training budget").
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -90,6 +90,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from recprivacy.data.interactions import Interactions
+from recprivacy.defenses.kinds import DefenceKind
 from recprivacy.defenses.upcsdg.candidates import CandidatePools, grouped_product
 from recprivacy.defenses.upcsdg.embeddings import FrozenEmbeddings
 from recprivacy.defenses.upcsdg.generation import (
@@ -109,7 +110,7 @@ from recprivacy.defenses.upcsdg.selection import PairBatch, SelectionModule, rep
 from recprivacy.defenses.upcsdg.similarity import SIM_MODES, ItemSimilarity
 from recprivacy.errors import ConfigError, DataError, NotFittedError
 from recprivacy.models.training import TrainingHistory, fit_epochs, minibatches
-from recprivacy.privacy.accounting import PrivacyStatement
+from recprivacy.privacy.accounting import PrivacyStatement, StatementContext
 from recprivacy.privacy.randomness import DrawRecord, NoiseMixin, check_mode
 
 SELECTIONS = ("attention", "random")
@@ -228,6 +229,8 @@ class UPCSDG(NoiseMixin):
         its release's ``method["noise"]`` says ``NO_DRAW`` when it did not.
     """
 
+    kind: ClassVar[DefenceKind] = "transform"
+
     def __init__(
         self,
         lambda_s: float = 3.0,
@@ -323,8 +326,9 @@ class UPCSDG(NoiseMixin):
         return build_release(self.train_, users, originals, replacements, order, self.preferences_,
                              f_sim, cosine, self._method())
 
-    def privacy_statement(self) -> PrivacyStatement:
-        """UPC-SDG has no formal guarantee; the paper measures privacy only by k and γ."""
+    def privacy_statement(self, context: StatementContext | None = None) -> PrivacyStatement:
+        """UPC-SDG has no formal guarantee; the paper measures privacy only by k and γ;
+        ``context`` is not read."""
         return self.noise_source().stamp(PrivacyStatement.no_guarantee(
             unit="a user's training interactions",
             scope="the released synthetic interactions",

@@ -29,10 +29,11 @@ sections add rows through ``SectionWriter.judge`` (an attack's primary metric), 
 * :mod:`.summary`: the risk summary that opens the report;
 * :mod:`.utility`: the built-in ``utility`` section;
 * :mod:`.own`: ``Audit``, auditing the user's own model, training function or logged lists from
-  Python; :mod:`.inputs` turns the user's tables into internal ids; :mod:`.files` reads what the
-  command line is given.
+  Python; :mod:`.audit_inputs`: ``AuditInputs``, the audit's data read once (from files, with
+  the readers of :mod:`.files`, or given from Python); :mod:`.inputs` turns them into internal ids.
 """
 
+from recprivacy.experiments.audit.audit_inputs import AuditInputs
 from recprivacy.experiments.audit.own import Audit
 from recprivacy.experiments.audit.plan import (
     AuditOptions,
@@ -57,7 +58,7 @@ register_study("audit", run_audit, AuditOptions, "train a target recommender and
                resolve=resolve_audit_options)
 
 __all__ = [
-    "UNDEFENDED", "Audit", "AuditContext", "AuditOptions", "Risk", "SectionWriter", "audit_prepared", "audit_sections",
+    "UNDEFENDED", "Audit", "AuditContext", "AuditInputs", "AuditOptions", "Risk", "SectionWriter", "audit_prepared", "audit_sections",
     "catalogue_fit", "fit_list_length", "holdout_fraction", "member_users", "plan_sections",
     "popularity_curves", "random_ranking_expectation", "register_audit_section", "run_audit", "utility_change",
 ]  # fmt: skip

@@ -2,8 +2,9 @@
 
 Each line is a risk row of the risk summary whose verdict is on its primary metric (an attack) or
 on a defence's change: the risk, the verdict word, what the strongest attack achieved (its number
-and interval, against the strongest baseline, and for membership the share of members it finds at
-1% false positives) and the sample. An erasure run (``experiments.erasure``) answers with its
+and interval, the attack's name, against the strongest baseline, and for membership the share of members it finds
+at 1% false positives beside the baseline's share; for interaction membership, one line per kind of non-member pair,
+the share of training pairs) and the sample. An erasure run (``experiments.erasure``) answers with its
 erasure row, its positive control and the attack before the deletion. The ``paper`` membership
 protocol is reproduction, not the audit's answer, and is left to the risk summary. :func:`terminal_lines` fits the same lines to a
 terminal's width, one line per risk.
@@ -18,8 +19,11 @@ from recprivacy.experiments.audit.writer import Risk, SectionWriter
 
 ANSWER_COLUMNS = ["risk", "verdict", "what the strongest attack achieves", "sample"]
 RISK_NAMES = {"membership": "membership", "attribute": "attribute", "exposure": "exposure",
-              "synthetic_release": "synthetic release"}  # fmt: skip
+              "synthetic_release": "synthetic release", "interaction_membership": "interactions"}  # fmt: skip
+#: who the TPR at 1% FPR of a section's answer line finds
+FOUND = {"membership": "members", "erasure": "members", "interaction_membership": "training pairs"}
 BEST = re.compile(r"best: (.+)\)$")
+KIND = re.compile(r"\((\w+) non-members")
 NAMED = re.compile(r"\(([^()]+)\)$")
 
 
@@ -56,11 +60,18 @@ def _who(key: str, r: Risk) -> str:
 def _finding(key: str, r: Risk, tpr: Risk | None) -> str:
     """What the attack (or, for a defence, the defended attack) achieved, number first."""
     if r.kind == "defence":
-        return f"{r.metric} {_interval(r)} with the defence, {r.baseline:.2f} without it"
-    text = f"{r.metric} {_interval(r)} vs {r.baseline:.2f} ({r.baseline_name})"
-    if key in ("membership", "erasure") and tpr is not None and tpr.value.resolvable:
-        text += f"; finds {tpr.value.value:.0%} of members at 1% false positives"
-    return f"{text}; by {_who(key, r)}"
+        text = f"{r.metric} {_interval(r)} with the defence, {r.baseline:.2f} without it"
+        return text + ("; measured under the paper's protocol, not the served one" if "protocol paper" in r.attack else "")
+    text = f"{r.metric} {_interval(r)} by {_who(key, r)} vs {r.baseline:.2f} ({r.baseline_name})"
+    if key in FOUND and tpr is not None and tpr.value.resolvable:
+        text += (f"; finds {tpr.value.value:.0%} of {FOUND[key]} at 1% false positives, where the "
+                 f"{_short_baseline(tpr.baseline_name)} finds {tpr.baseline:.0%}")
+    return text
+
+
+def _short_baseline(name: str) -> str:
+    """A baseline's name without its FPR suffix (``history statistic: ... at 1% FPR``)."""
+    return re.sub(r" at [0-9.]+% FPR$", "", name)
 
 
 def _risk_name(key: str, r: Risk) -> str:
@@ -69,6 +80,9 @@ def _risk_name(key: str, r: Risk) -> str:
         return f"defence: {r.attack.split(' vs ')[-1]}"
     if key == "erasure":
         return r.attack.split(":")[0]
+    kind = KIND.search(r.attack)
+    if key == "interaction_membership" and kind:  # one line per kind, short enough for a terminal's risk column
+        return f"{name}, {kind.group(1)} pairs"
     named = NAMED.search(r.attack)
     return f"{name} ({named.group(1)})" if key == "attribute" and named else name
 
@@ -87,8 +101,9 @@ def answers(writers: list[SectionWriter]) -> list[Answer]:
 
 
 def _short_risk(risk: str) -> str:
-    """A defence's name without its prefix and settings (its verdict word says it is a defence)."""
-    return re.sub(r" \(.*\)$", "", risk.removeprefix("defence: "))
+    """A defence's name without its prefix and settings (its verdict word says it is a defence);
+    other risks keep what they name, e.g. ``attribute (gender)``."""
+    return re.sub(r" \(.*\)$", "", risk.removeprefix("defence: ")) if risk.startswith("defence: ") else risk
 
 
 def terminal_lines(rows: list[list[str]], width: int) -> list[str]:

@@ -1,7 +1,7 @@
-"""What ``recprivacy audit --target / --members / --interactions / --test / --user-features``
-read: the user's target named ``module:attribute``, and user ids, interactions and user
-features from CSV/Parquet files (a ``DataError`` names the file, the column and, for an empty
-id, the line).
+"""The readers of ``recprivacy audit --target / --members / --interactions / --test /
+--user-features`` (called by :meth:`~.audit_inputs.AuditInputs.from_files`): the user's target
+named ``module:attribute``, and user ids and tables with id columns from CSV/Parquet files (a
+``DataError`` names the file, the column and, for an empty id, the line).
 
 Every frame read here is *located*: its rows are indexed by file line (``line``, the header is
 line 1) and ``attrs["source"]`` names the file, so that a problem found later, when the audit
@@ -66,54 +66,28 @@ def read_users(path: str | Path, column: str) -> pd.Series:
     -------
     pandas.Series
     """
-    frame = _id_table(path, {"--user-col": column})
+    frame = id_table(path, {"--user-col": column})
     if frame.empty:
         raise DataError("no user ids after the header line; expected the members' ids (without --members every user "
                         "counts as a member)", path)  # fmt: skip
     return frame[column].drop_duplicates()
 
 
-def interactions_file(path: str | Path, user_col: str, item_col: str) -> pd.DataFrame:
-    """``user_id, item_id`` (+ ``timestamp`` / ``rating`` when present) read from ``path``,
-    located (module docstring).
+def id_table(path: str | Path, columns: dict[str, str]) -> pd.DataFrame:
+    """The located table at ``path`` (module docstring), with every id column of ``columns``
+    (option -> column name) present and never empty; :class:`~.audit_inputs.AuditInputs` renames them.
 
     Parameters
     ----------
     path:
-        CSV/Parquet file of interactions.
-    user_col, item_col:
-        Column names of the user and item ids.
+        CSV/Parquet file.
+    columns:
+        The command-line option that names each id column (``--user-col``) -> the column's name.
 
     Returns
     -------
     pandas.DataFrame
     """
-    frame = _id_table(path, {"--user-col": user_col, "--item-col": item_col})
-    return _renamed(frame, {user_col: "user_id", item_col: "item_id"})
-
-
-def user_features_file(path: str | Path, user_col: str) -> pd.DataFrame:
-    """User features (``--user-features``): a ``user_id`` column (read from ``user_col``) and
-    the features, located (module docstring). Users are matched by that column alone, never by
-    row position, so a file without it is refused.
-
-    Parameters
-    ----------
-    path:
-        CSV/Parquet file, one row per user.
-    user_col:
-        The user id column.
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
-    return _renamed(_id_table(path, {"--user-col": user_col}), {user_col: "user_id"})
-
-
-def _id_table(path: str | Path, columns: dict[str, str]) -> pd.DataFrame:
-    """The located table at ``path``, with every id column of ``columns`` (option -> column
-    name) present and never empty."""
     frame = read_table(path)
     frame.index = _lines(Path(path), len(frame))
     frame.attrs["source"] = str(path)
@@ -135,10 +109,3 @@ def _lines(path: Path, rows: int) -> pd.Index:
         if len(numbers) == rows:
             return pd.Index(numbers, name="line")
     return pd.RangeIndex(2, rows + 2, name="line")
-
-
-def _renamed(frame: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
-    """``frame`` with the id columns renamed as ``names`` says; a column that already bears a
-    new name but is not an id column is dropped (it would be a second id column)."""
-    clashing = [new for new in names.values() if new in frame.columns and new not in names]
-    return frame.drop(columns=clashing).rename(columns=names)

@@ -1,7 +1,7 @@
-"""The auditor's data as recprivacy holds them (:class:`~.own.Audit`): frames or ``Interactions``
-turned into internal ids. A ``DataError`` names where a problem is: ``file:line`` for a frame
-read from a file (located by :mod:`.files`), else the argument (``what``) and the row's index.
-Users and features are matched by id, never by position.
+"""The auditor's data as recprivacy holds them (:meth:`~.audit_inputs.AuditInputs.prepare`):
+frames or ``Interactions`` turned into internal ids. A ``DataError`` names where a problem is:
+``file:line`` for a frame read from a file (located by :mod:`.files`), else the argument
+(``what``) and the row's index. Users and features are matched by id, never by position.
 """
 
 from __future__ import annotations

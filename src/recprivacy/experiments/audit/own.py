@@ -23,7 +23,9 @@ The audit runs :func:`recprivacy.experiments.audit.study.audit_prepared`, the co
   (e.g. ``data.registry.load_exposure("mind")``) or a table ``user_id, slate_id (or time),
   item_id, clicked`` (``data.exposure_table``); the exposure section attacks these slates.
 
-Sections whose inputs are missing (``registry.INPUTS``) are skipped and listed in the risk summary.
+The data become an :class:`~.audit_inputs.AuditInputs`, the settings one ``Config`` (built once;
+``recprivacy audit --interactions`` gives its own, :meth:`Audit.from_inputs`). Sections whose
+inputs are missing (``registry.INPUTS``) are skipped and listed in the risk summary.
 """
 
 from __future__ import annotations
@@ -33,22 +35,19 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from recprivacy.config import load_config, validate_options
+from recprivacy.config import Config, ModelConfig, load_config, validate_options
 from recprivacy.data.exposure import ExposureLog
-from recprivacy.data.exposure_table import read_exposure_table
-from recprivacy.data.served_lists import shown
-from recprivacy.errors import ConfigError, DataError, RecPrivacyError
-from recprivacy.experiments.audit.inputs import (Table, as_interactions, check_list_ids, deduplicated, features_by_internal_id,
-                                                 held_rows, internal_users, source_of)
+from recprivacy.errors import ConfigError, RecPrivacyError
+from recprivacy.experiments.audit.audit_inputs import AuditInputs
+from recprivacy.experiments.audit.inputs import Table
 from recprivacy.experiments.audit.plan import AuditOptions, plan_sections, resolve_audit_options
 from recprivacy.experiments.audit.study import audit_prepared
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.runner import new_results
 from recprivacy.experiments.target import Target
-from recprivacy.experiments.train import PreparedData, check_cutoffs, check_not_degenerate, describe_target
+from recprivacy.experiments.train import PreparedData, check_cutoffs, describe_target
 
 
 class Audit:
@@ -85,27 +84,56 @@ class Audit:
     dedup:
         ``dataset.preprocessing.dedup``: drop repeated (user, item) rows of ``interactions``,
         keeping the latest (default), or refuse them (False).
+    executor:
+        Where the membership section's reference recommenders train (``study_options.executor``):
+        ``"inprocess"`` (default, one after another) or ``"ray"`` (one Ray task each, side by side;
+        the ``ray`` extra). The numbers are the same on both. A training function given as the
+        target goes to the Ray workers with each reference (cloudpickle), so the modules it uses
+        must be importable there.
+    ray_address:
+        With ``executor="ray"``: the Ray cluster to join (``"host:port"`` or ``"auto"``); default a
+        local Ray instance (or the one already initialised in this process).
+
+    Attributes
+    ----------
+    inputs:
+        The data (:class:`~.audit_inputs.AuditInputs`).
+    config:
+        The run's config: the settings, the data's name and the target's algorithm.
     """
 
     def __init__(self, target: Target, interactions: Table, members: Sequence[Any], non_members: Sequence[Any] = (),
                  *, test: Table | None = None, valid: Table | None = None, user_features: pd.DataFrame | None = None,
                  exposures: ExposureLog | pd.DataFrame | str | Path | None = None, sections: Sequence[str] | None = None, options: dict[str, dict] | None = None, seed: int = 0,
-                 noise: str = "secure", ks: Sequence[int] = (10, 20), name: str = "audit", dedup: bool = True) -> None:  # fmt: skip
+                 noise: str = "secure", ks: Sequence[int] = (10, 20), name: str = "audit", dedup: bool = True,
+                 executor: str | None = None, ray_address: str | None = None) -> None:  # fmt: skip
+        inputs = AuditInputs(interactions, members, non_members, test=test, valid=valid, user_features=user_features,
+                             exposures=exposures)  # fmt: skip
+        placement = {key: value for key, value in (("executor", executor), ("ray_address", ray_address)) if value}
+        study_options = {"sections": None if sections is None else list(sections), **(options or {}), **placement}
+        settings = load_config(base={"name": name, "study": "audit", "seed": seed, "noise": noise,
+                                     "dataset": {"preprocessing": {"dedup": dedup}}, "eval": {"ks": list(ks)},
+                                     "study_options": study_options})  # fmt: skip
+        self._bind(target, inputs, settings)
+
+    @classmethod
+    def from_inputs(cls, target: Target, inputs: AuditInputs, settings: Config) -> "Audit":
+        """An audit of ``target`` on ``inputs`` with the settings of an audit config (seed, noise,
+        ``eval.ks``, ``dataset.preprocessing.dedup``, ``study_options``, name, ...), as
+        ``recprivacy audit --interactions`` builds them from its options."""
+        audit = cls.__new__(cls)
+        audit._bind(target, inputs, settings)
+        return audit
+
+    def _bind(self, target: Target, inputs: AuditInputs, settings: Config) -> None:
+        """Hold ``target``, ``inputs`` (with the target's logged lists) and the run's config:
+        ``settings`` naming the data and the target's built-in algorithm (else the default model,
+        left out of the recorded config)."""
         self.target = target
-        self.interactions = interactions
-        self.members = members
-        self.non_members = non_members
-        self.test = test
-        self.valid = valid
-        self.user_features = user_features
-        self.exposures = exposures
-        self.sections = sections
-        self.options = options
-        self.seed = seed
-        self.noise = noise
-        self.ks = ks
-        self.name = name
-        self.dedup = dedup
+        self.inputs = inputs if target.lists is None else replace(inputs, lists=target.lists)
+        model = ModelConfig(name=target.algorithm, params=target.params) if target.algorithm else ModelConfig()
+        dataset = settings.dataset.model_copy(update={"name": inputs.name})
+        self.config = settings.model_copy(update={"dataset": dataset, "model": model})
 
     @classmethod
     def erasure(cls, before: Target, after: Target, interactions: Table, members: Sequence[Any], forgotten: Sequence[Any],
@@ -124,22 +152,18 @@ class Audit:
         Results
             Write it with ``Results.write(folder)``.
         """
-        study_options = {"sections": None if self.sections is None else list(self.sections), **(self.options or {})}
-        options = validate_options(AuditOptions, study_options)
+        config = self.config
+        options = validate_options(AuditOptions, config.study_options)
         plan = plan_sections(options)
         data = self._prepare()
-        check_cutoffs(self.ks, data)
-        model = {"name": self.target.algorithm, "params": self.target.params} if self.target.algorithm else {}
-        config = load_config(base={"name": self.name, "study": "audit", "seed": self.seed, "noise": self.noise,
-                                   "dataset": {"name": data.full.name, "preprocessing": {"dedup": self.dedup}},
-                                   "model": model, "eval": {"ks": list(self.ks)}, "study_options": study_options})  # fmt: skip
+        check_cutoffs(config.eval.ks, data)
         results = new_results(config)
         results.config["study_options"] = resolve_audit_options(options)
         results.config["target"] = {"kind": self.target.kind, "description": self.target.description}
         if not self.target.algorithm:
             del results.config["model"]
         results.dataset = data.full.fingerprint()
-        results.seeds["seed"] = self.seed
+        results.seeds["seed"] = config.seed
 
         def describe(target: Target) -> None:
             if target.recommender is not None:
@@ -149,35 +173,9 @@ class Audit:
 
         return audit_prepared(config, data, plan, lambda: fit_target(self.target, data, results), results, describe)
 
-    # ------------------------------------------------------------------ data
     def _prepare(self) -> PreparedData:
-        full = deduplicated(as_interactions(self.interactions, "interactions"), self.interactions, self.dedup)
-        if self.user_features is not None:
-            full = replace(full, user_features=features_by_internal_id(self.user_features, full))
-        if self.target.lists is not None:
-            check_list_ids(self.target.lists, full)
-        check_not_degenerate(full)
-        members = internal_users(self.members, full, "members")
-        outsiders = internal_users(self.non_members, full, "non_members")
-        both = np.intersect1d(members, outsiders)
-        if len(both):
-            raise DataError(f"user id {shown(full.user_ids[both[0]])!r} is both a member and a non-member; expected disjoint sets",
-                            "non_members")  # fmt: skip
-        held = {}
-        for part, table in (("test", self.test), ("valid", self.valid)):
-            held[part], record = held_rows(table, full, members, part)
-            full = full.with_step("hold_out", **record) if record else full
-        member_rows = np.isin(full.users, members)
-        train = full.select(member_rows & ~(held["test"] | held["valid"]))
-        if len(members) and not len(train):  # only held-out rows: test (or valid) holds them all
-            raise DataError(f"holds every interaction of the {len(members)} members, so the target's training data would "
-                            "be empty; expected rows of the interactions held out of the members' training, not all",
-                            source_of(self.test if self.test is not None else self.valid, "test"))  # fmt: skip
-        exposures = self.exposures
-        if exposures is not None and not isinstance(exposures, ExposureLog):
-            exposures = read_exposure_table(exposures)
-        return PreparedData(full, train, full.select(member_rows & held["valid"]), full.select(member_rows & held["test"]),
-                            outsiders, exposures)  # fmt: skip
+        """The prepared data (:meth:`~.audit_inputs.AuditInputs.prepare`, deduplicated as the config says)."""
+        return self.inputs.prepare(self.config.dataset.preprocessing.dedup)
 
 
 def fit_target(target: Target, data: PreparedData, results: Results) -> Target:

@@ -4,8 +4,14 @@ Users pick sections and set their options under ``study_options`` (:class:`Audit
 
     study: audit
     study_options:
-      sections: [utility, membership]     # default: every registered section
+      sections: [utility, membership]     # default: every registered section but the opt-in ones
       membership: {n_shadow: 4}
+      executor: ray                       # where the audit's reference recommenders train (default: inprocess)
+
+``executor`` (``inprocess`` or ``ray``) and ``ray_address`` name the study kit's executor as
+``recprivacy run --executor/--ray-address`` do (``kit.make_executor``): the membership section trains
+LiRA's and RMIA's reference recommenders on it, one kit cell each, so on Ray they train side by
+side (:func:`audit_executor`). The numbers are the same on either.
 
 A section's optional ``fit(options, data) -> (options, notes)`` runs after the data are prepared
 and before the target is trained: it fits defaults that depend on the data (a list length ``k``
@@ -16,13 +22,15 @@ notes stating each fitted default, which open the section's text in the report.
 
 from __future__ import annotations
 
-from typing import Any
+import importlib.util
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
 from recprivacy.config import StudyOptions, validate_options
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.audit.registry import AuditSection, OptionsFit, audit_sections
+from recprivacy.experiments.kit.executor import EXECUTORS, Executor, InProcess, make_executor
 from recprivacy.experiments.train import PreparedData
 
 #: share of users held out of the target's training when a section needs non-members
@@ -30,15 +38,31 @@ DEFAULT_HOLDOUT = 0.3
 
 
 class AuditOptions(StudyOptions):
-    """``sections``: which sections to run (default all); ``holdout_users``: share of users kept
+    """``sections``: which sections to run (default: every section registered with ``default=True``); ``holdout_users``: share of users kept
     out of the target's training (``None``: ``DEFAULT_HOLDOUT`` when a selected section needs
-    held-out users, such as membership inference's non-members, else 0); every other key is a
-    section name holding that section's options."""
+    held-out users, such as membership inference's non-members, else 0); ``executor`` and
+    ``ray_address``: where the sections' independent trainings run (module docstring); every other
+    key is a section name holding that section's options."""
 
     model_config = ConfigDict(extra="allow")
 
     sections: list[str] | None = Field(None, min_length=1)
     holdout_users: float | None = Field(None, ge=0.0, lt=1.0)
+    executor: Literal[EXECUTORS] = "inprocess"  # type: ignore[valid-type]
+    ray_address: str | None = None
+
+
+def audit_executor(options: AuditOptions) -> Executor | None:
+    """The kit executor of ``options`` (``kit.make_executor``, the one way an executor is made), checked
+    before anything trains: Ray installed when it is asked for. None for ``inprocess``: the lab's
+    plain loop trains the references one after another, as ``InProcess`` would, without a progress
+    line per reference (docs/decisions.md, issue 47)."""
+    executor = make_executor(options.executor, options.ray_address)
+    if isinstance(executor, InProcess):
+        return None
+    if importlib.util.find_spec("ray") is None:
+        raise ConfigError("--executor ray: Ray is not installed; install the extra: pip install 'recprivacy[ray]'")
+    return executor
 
 
 def holdout_fraction(options: AuditOptions, plan: list[tuple[AuditSection, Any]]) -> float:
@@ -58,16 +82,19 @@ def plan_sections(options: AuditOptions) -> list[tuple[AuditSection, Any]]:
             where = "study_options.sections" if name in (options.sections or []) else f"study_options.{name}"
             raise ConfigError(f"{where}: unknown audit section {name!r}; registered sections: {registered}")
     extra = options.model_extra or {}
+    chosen = [s for s in known.values() if s.name in options.sections] if options.sections else \
+        [s for s in known.values() if s.default]  # fmt: skip
     validated = {name: validate_options(known[name].options, extra.get(name) or {}, ("study_options", name))
-                 for name in known if options.sections is None or name in options.sections or name in extra}  # fmt: skip
-    return [(s, validated[s.name]) for s in known.values() if options.sections is None or s.name in options.sections]
+                 for name in known if any(s.name == name for s in chosen) or name in extra}  # fmt: skip
+    return [(s, validated[s.name]) for s in chosen]
 
 
 def resolve_audit_options(options: AuditOptions) -> dict[str, Any]:
     """Every setting of an audit, as a run saves it: ``sections``, ``holdout_users`` and each
     planned section's options with their defaults (``plan_sections``); the options of a
     section not planned are left out, as it does not run."""
-    return {"sections": options.sections, "holdout_users": options.holdout_users,
+    return {"sections": options.sections, "holdout_users": options.holdout_users, "executor": options.executor,
+            "ray_address": options.ray_address,
             **{section.name: section_options.model_dump(mode="json") for section, section_options in plan_sections(options)}}
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from recprivacy.config import Config, StudyOptions
 from recprivacy.experiments.audit.writer import SectionWriter
+from recprivacy.experiments.kit.executor import Executor
 from recprivacy.experiments.target import Target
 from recprivacy.experiments.train import PreparedData
 from recprivacy.models.base import Recommender
@@ -25,12 +26,15 @@ from recprivacy.models.base import Recommender
 class AuditContext:
     """What a section may use: the config, the prepared data, the audited target and the
     section's own validated options. ``model`` is the target's built-in recommender (None for
-    the user's own system; sections that need it declare the input ``builtin``)."""
+    the user's own system; sections that need it declare the input ``builtin``). ``executor``: the
+    study kit's executor a section's independent trainings may fan out on (``study_options.executor``,
+    ``plan.audit_executor``; None: one after another in this process)."""
 
     config: Config
     data: PreparedData
     target: Target
     options: Any
+    executor: Executor | None = None
 
     @property
     def model(self) -> Recommender | None:
@@ -94,6 +98,7 @@ class AuditSection:
     fit: OptionsFit | None = None
     needs: tuple[str, ...] = ()
     supplies: Supplies | None = None
+    default: bool = True
 
     def missing(self, have: set[str], options: Any = None) -> list[str]:
         """What this section needs and neither the audit nor the section's own ``options``
@@ -115,12 +120,14 @@ def register_audit_section(
     fit: OptionsFit | None = None,
     needs: tuple[str, ...] = (),
     supplies: Supplies | None = None,
+    default: bool = True,
 ) -> AuditSection:
     """Add a section to every audit (sections run and appear by ``order``, then name).
     ``heldout_users``: the section needs users the target never saw (``AuditOptions.holdout_users``);
     ``fit``: fits the section's options to the prepared data before training (package docstring);
     ``needs``: inputs of ``INPUTS`` without which the section is skipped, with the reason;
-    ``supplies(options)``: the needed inputs the section's own options stand in for."""
+    ``supplies(options)``: the needed inputs the section's own options stand in for;
+    ``default``: whether an audit that names no ``sections`` runs it (False: opt-in, for its cost)."""
     if name == "sections" or not name.isidentifier():
         raise ValueError(f"audit section name {name!r} must be an identifier other than 'sections'")
     unknown = [n for n in needs if n not in INPUTS]
@@ -128,7 +135,7 @@ def register_audit_section(
         raise ValueError(f"audit section {name!r} needs unknown inputs {unknown}; known: {', '.join(INPUTS)}")
     if name in _SECTIONS and _SECTIONS[name].run is not run:
         raise ValueError(f"audit section {name!r} is already registered by {_SECTIONS[name].run.__module__}")
-    section = AuditSection(name, run, title, options, order, heldout_users, fit, tuple(needs), supplies)
+    section = AuditSection(name, run, title, options, order, heldout_users, fit, tuple(needs), supplies, default)
     _SECTIONS[name] = section
     return section
 

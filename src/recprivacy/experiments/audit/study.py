@@ -8,8 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from recprivacy.config import Config
-from recprivacy.experiments.audit.plan import AuditOptions, fit_plan, holdout_fraction, plan_sections
+import numpy as np
+
+from recprivacy.config import Config, validate_options
+from recprivacy.experiments.audit.plan import AuditOptions, audit_executor, fit_plan, holdout_fraction, plan_sections
 from recprivacy.experiments.audit.registry import AuditContext, AuditSection, available_inputs
 from recprivacy.experiments.audit.summary import add_risk_summary
 from recprivacy.experiments.audit.writer import SectionWriter
@@ -44,6 +46,15 @@ def prepare_audit_data(config: Config, options: AuditOptions, plan: list[tuple[A
     return hold_out_users(data, fraction, config.seed) if fraction > 0 else data
 
 
+def data_sentence(data: PreparedData) -> str:
+    """The answer's one sentence on the data: the dataset, its size, who trained the target and who
+    was held out of it."""
+    full, trained = data.full, data.train
+    return (f"{full.name}, {full.n_users:,} users x {full.n_items:,} items, {len(full):,} interactions; the target trained "
+            f"on {len(np.unique(trained.users)):,} users, {len(data.heldout_users):,} users were held out of it (the "
+            "non-members).")  # fmt: skip
+
+
 def audit_prepared(
     config: Config,
     data: PreparedData,
@@ -59,7 +70,8 @@ def audit_prepared(
     Parameters
     ----------
     config:
-        Seed, ``eval.ks`` and (for a built-in target) the model's name and parameters.
+        Seed, ``eval.ks``, ``study_options`` (its ``executor``: ``plan.audit_executor``) and (for a
+        built-in target) the model's name and parameters.
     data:
         Prepared data: members' train / validation / test splits and held-out users.
     plan:
@@ -76,6 +88,7 @@ def audit_prepared(
     Results
     """
     plan_progress(["fit", *(f"section:{section.name}" for section, _ in plan)])  # the run's stages, for its ETA
+    executor = audit_executor(validate_options(AuditOptions, config.study_options))  # before anything trains
     fitted = fit_plan(plan, data)
     results.config["study_options"].update({s.name: options.model_dump(mode="json") for s, options, _ in fitted})
     target = make_target()
@@ -90,9 +103,9 @@ def audit_prepared(
         for note in notes:
             out.write(note)
         with results.timed(f"section:{section.name}", words=section.title):
-            section.run(AuditContext(config, data, target, section_options), out)
+            section.run(AuditContext(config, data, target, section_options, executor), out)
         writers.append((section, out))
-    add_risk_summary(results, [out for _, out in writers], [s.name for s, _ in plan], skipped)
+    add_risk_summary(results, [out for _, out in writers], [s.name for s, _ in plan], skipped, data_sentence(data))
     describe(target)
     for section, out in writers:
         results.add_section(section.title, out.text, out.tables, out.figures)

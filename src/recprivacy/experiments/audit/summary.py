@@ -29,14 +29,19 @@ OBSERVES = {
                  "attribute",
     "exposure": "the slates a user was shown; unit: the user's recent clicks",
     "synthetic_release": "the public synthetic release and the item embeddings; unit: a replaced interaction",
+    "interaction_membership": "a member's interactions (trained and held out alike) and the top-k list the target "
+                              "serves them, item popularity and similarity from users held out of training; unit: one "
+                              "(user, item) pair in the training data",
     "erasure": "a user's interactions and the top-k list the model after the deletion serves them; unit: a forgotten "
                "user's presence in the training data before the deletion",
 }
 
 
-def add_answer(results: Results, writers: list[SectionWriter], skipped: list[tuple[str, list[str]]]) -> None:
+def add_answer(results: Results, writers: list[SectionWriter], skipped: list[tuple[str, list[str]]],
+               data: str = "", unselected: list[str] | None = None) -> None:  # fmt: skip
     """Add the "Answer" section that opens the report: one line per risk (``answer.answers``),
-    then the threat model and scope: what each attacker observes, and what was not tested."""
+    then the threat model and scope: what each attacker observes, the ``data`` (one sentence), and
+    what was not tested (sections ``skipped`` for missing inputs, registered sections ``unselected``)."""
     rows = [a.row() for a in answers(writers)]
     table = results.add_table("answer", ANSWER_COLUMNS, rows, "One line per risk; the numbers behind each verdict are in "
                               "the risk summary below")  # fmt: skip
@@ -44,17 +49,21 @@ def add_answer(results: Results, writers: list[SectionWriter], skipped: list[tup
     scope = "; ".join(f"**{RISK_NAMES.get(k, k)}**: {OBSERVES[k]}" for k in ran)
     text = [f"Is the target leaking, and how much? Each line is the strongest attack measured for one risk. "
             f"What each attacker observes: {scope}." if scope else "No attack section ran."]
-    if skipped:
-        text.append("Not tested (inputs missing): " + ", ".join(name for name, _ in skipped) + ".")
+    if data:
+        text.append(f"Data: {data}")
+    untested = [f"{name} (inputs missing)" for name, _ in skipped] + [f"{n} (not selected)" for n in unselected or []]
+    if untested:
+        text.append("Not tested: " + ", ".join(untested) + ".")
     results.add_section("Answer", "\n\n".join(text), [table])
 
 
 def add_risk_summary(results: Results, writers: list[SectionWriter], ran: list[str],
-                     skipped: list[tuple[str, list[str]]]) -> None:  # fmt: skip
-    """Add the "Answer" (``add_answer``), then the "Risk summary" section: the rows of every section that ran (``writers``), then
-    notes on planned sections not registered, sections ``skipped`` for missing inputs (with
-    what they need) and registered sections not among those that ``ran``."""
-    add_answer(results, writers, skipped)
+                     skipped: list[tuple[str, list[str]]], data: str = "") -> None:  # fmt: skip
+    """Add the "Answer" (``add_answer``, with the ``data`` sentence), then the "Risk summary" section: the rows of every
+    section that ran (``writers``), then notes on planned sections not registered, sections ``skipped`` for missing
+    inputs (with what they need) and registered sections not among those that ``ran``."""
+    registered = [s.name for s in audit_sections()]
+    add_answer(results, writers, skipped, data, [name for name in registered if name not in ran])
     rows = [r.row() for out in writers for r in out.risks]
     results.verdicts.extend(r.record(out.key) for out in writers for r in out.risks)
     table = results.add_table("risk_summary", RISK_COLUMNS, rows,
@@ -68,7 +77,6 @@ def add_risk_summary(results: Results, writers: list[SectionWriter], ran: list[s
         f"sample (users attacked, seeds and how they were combined). A defence's row compares the defended attack with the "
         f"same attack undefended ({UNDEFENDED}): its margin is the change. {RULE}"
     ]
-    registered = [s.name for s in audit_sections()]
     missing = [desc for name, desc in PLANNED_SECTIONS.items() if name not in registered]
     if missing:
         text.append("Not yet available in this version of recprivacy (no rows above): " + "; ".join(missing) + ".")

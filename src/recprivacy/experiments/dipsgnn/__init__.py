@@ -48,7 +48,8 @@ from recprivacy.experiments.dipsgnn.study import DIPSGNNStudy, run_dipsgnn
 from recprivacy.experiments.runner import register_study
 
 register_study("dipsgnn", run_dipsgnn, DIPSGNNOptions,
-               "DIPSGNN (paper 002): private sequential recommendation against its baselines", resumable=True)
+               "DIPSGNN (paper 002): private sequential recommendation against its baselines", resumable=True,
+               builds_model=False)  # model.params override each method's backbone settings
 
 __all__ = [
     "GRAPH_MODELS", "METHODS", "PAPER_COLUMN_OF", "PAPER_METRICS", "DIPSGNNOptions", "DIPSGNNStudy", "MethodRun", "SweepSpec",

@@ -72,7 +72,7 @@ def dipsgnn_section(ctx: AuditContext, out: SectionWriter) -> None:
     utility_cost_row(out, "DIPSGNN", model, ctx, ks[0])
     statements = {"target": PrivacyStatement.no_guarantee("interactions and user features", "training and serving",
                                                           f"{type(ctx.model).__name__} is trained without privacy noise")}
-    statements.update({f"DIPSGNN: {k}": v for k, v in model.privacy_statement().items()})
+    statements.update({f"DIPSGNN: {k}": v for k, v in model.privacy_statement().parts})
     out.add_table("privacy", ["model: guarantee", "epsilon", "delta", "setting", "scope", "notes", "noise"],
                   [[k, s.epsilon if s.formal else None, s.delta, s.setting, s.scope, "; ".join(s.notes), s.noise]
                    for k, s in statements.items()], "Privacy statements (epsilon n/a: no formal guarantee)")

@@ -53,8 +53,7 @@ def run_method(name: str, seed: int, data: SequenceData, options: DIPSGNNOptions
     epochs = len(history.losses) if history is not None else 1
     metrics, masked = evaluate_samples(model, data.test_samples, data.train.to_csr(), data.full.n_items, options.max_len)
     statement = getattr(model, "privacy_statement", None)
-    statements = {} if statement is None else statement()
-    if isinstance(statements, PrivacyStatement):
-        statements = {"interactions": statements}
+    stated = None if statement is None else statement()
+    statements = {} if stated is None else dict(stated.parts) or {"interactions": stated}
     curve = [] if history is None else [float(v) for _, v in history.valid]
     return MethodRun(name, seed, metrics, masked, seconds, epochs, dict(statements), curve)

@@ -91,16 +91,17 @@ class Erasure(Audit):
         data = self._prepare()
         forgotten = self._forgotten(data)
         options, notes = fit_erasure_options(options, data)
-        config = load_config(base={"name": self.name, "study": "erasure", "seed": self.seed, "noise": self.noise,
-                                   "dataset": {"name": data.full.name, "preprocessing": {"dedup": self.dedup}},
+        settings = self.config  # Audit's: name, seed, noise, dedup
+        config = load_config(base={"name": settings.name, "study": "erasure", "seed": settings.seed, "noise": settings.noise,
+                                   "dataset": {"name": data.full.name, "preprocessing": {"dedup": settings.dataset.preprocessing.dedup}},
                                    "study_options": options.model_dump(mode="json")})  # fmt: skip
         results = new_results(config)
         results.config["target"] = {"before": self.target.description, "after": self.after.description}
-        results.dataset, results.seeds["seed"] = data.full.fingerprint(), self.seed
+        results.dataset, results.seeds["seed"] = data.full.fingerprint(), settings.seed
         before = fit_target(self.target, data, results)
         after = fit_target(self.after, replace(data, train=data.train.select(~np.isin(data.train.users, forgotten))), results)
         with results.timed("erasure", words=TITLE):
-            runs = [score_seed(config, data, before, after, forgotten, options, self.seed + i) for i in range(options.seeds)]
+            runs = [score_seed(config, data, before, after, forgotten, options, settings.seed + i) for i in range(options.seeds)]
         if runs[0] is None:
             raise DataError(f"fewer than 6 non-members have at least {options.min_interactions} interactions; expected more "
                             "never-members (or a lower options.min_interactions)", "non_members")  # fmt: skip
@@ -117,7 +118,7 @@ class Erasure(Audit):
     def _forgotten(self, data: PreparedData) -> np.ndarray:
         """Internal ids of the forgotten users (a ``DataError`` for one who is not a member)."""
         forgotten = internal_users(self.forgotten, data.full, "forgotten")
-        members = internal_users(self.members, data.full, "members")
+        members = internal_users(self.inputs.members, data.full, "members")
         outside = np.setdiff1d(forgotten, members)
         if len(outside):
             raise DataError(f"user id {shown(data.full.user_ids[outside[0]])!r} is forgotten but not a member; expected "
@@ -158,7 +159,9 @@ def write_erasure(out: SectionWriter, o: ErasureOptions, runs: list[SeedScores])
         "the output statistics, against the strongest baseline from the users' own histories) is run on lists served "
         "by the after-model: forgotten users (served from their history as new users, since the after-model no longer "
         "knows them), retained members (served by id) and never-members (served from their history). Forgotten users "
-        "must be indistinguishable from never-members; retained members against never-members is the positive control "
+        "must be indistinguishable from never-members; against them the auditor also serves every user from a random half "
+        "of their history and counts the other half in the list (history completion: a model that trained on them "
+        "completes it). Retained members against never-members is the positive control "
         "that shows the attack has power on this target. The forgotten users are also attacked on the before-model "
         f"(served by id) to show what there was to erase.\n\n{ERASURE_RULE}"
     )

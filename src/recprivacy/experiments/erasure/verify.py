@@ -15,7 +15,10 @@ the users' own histories) on three groups, every list served by the after-model:
 Two comparisons, each the best attack against the strongest baseline at the Bonferroni level
 (``compare.judge``): forgotten vs never-members (they must not be distinguishable) and retained vs
 never-members, the positive control (if the attack cannot tell those apart either, the test has no
-power). ``metrics.verdict.judge_erasure`` turns the two words into **not erased**, **no evidence the
+power). The forgotten comparison has one attack more, **history completion** (``completion_scores``):
+every user in it is served from a history, so the auditor serves each from a random half of theirs
+and counts the other half in the list; a model that trained on them completes it (issue 51: the one
+attack that reads BPR-MF's fold-in; not for logged lists, which cannot be asked from half a history). ``metrics.verdict.judge_erasure`` turns the two words into **not erased**, **no evidence the
 forgotten users are distinguishable** or **inconclusive: the attack cannot tell retained members
 either**. The forgotten users are also attacked on ``before`` (served by id), as context: what there
 was to erase.
@@ -38,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from pydantic import Field, PositiveInt, field_validator
 
@@ -47,6 +51,7 @@ from recprivacy.errors import ConfigError
 from recprivacy.experiments.audit import AuditContext, fit_list_length
 from recprivacy.experiments.membership.audit import MembershipAuditOptions, adversary_trainer, trained_like
 from recprivacy.experiments.membership.audit_groups import ServedRecommender, audit_partition
+from recprivacy.attacks.membership.list_statistics import orientation
 from recprivacy.experiments.membership.compare import Scored, score_all
 from recprivacy.experiments.membership.lab import AttackSpec, LabOptions, MembershipLab
 from recprivacy.experiments.target import Target
@@ -55,6 +60,9 @@ from recprivacy.models import make_model
 
 #: the comparisons, each a group of members against the never-members
 COMPARISONS = ("forgotten", "retained", "before")
+#: the forgotten comparison's extra attack (``completion_scores``): the share of a random half of a
+#: user's history that the model serves in its top-k from the other half
+COMPLETION = "history completion: held-out half of the history in the list served from the other half"
 #: the adversary's recommenders whose members are served by id (as retained members are) or from
 #: their history as new users (as forgotten users are)
 BY_ID, BY_HISTORY = "after", "after-new"
@@ -185,8 +193,54 @@ def score_seed(config: Config, data: PreparedData, before: Target, after: Target
 
     gone = np.concatenate([np.isin(group.members, forgotten), np.zeros(len(group.nonmembers), dtype=bool)])
     never = np.concatenate([np.zeros(len(group.members), dtype=bool), np.ones(len(group.nonmembers), dtype=bool)])
-    scored = {"forgotten": restrict(scores(BY_HISTORY, BY_HISTORY), gone | never),
+    forgotten_scored, shadow_group = scores(BY_HISTORY, BY_HISTORY), partition.shadow
+    if after.lists is None:  # logged lists are one list per user: they cannot be asked from half a history
+        forgotten_scored.attacks[COMPLETION] = completion_scores(
+            served, lab.histories(name, "target"), group.users, o.k, seed,
+            (models[(name, "shadow", BY_HISTORY)], lab.histories(name, "shadow"), shadow_group.users, shadow_group.labels))  # fmt: skip
+    scored = {"forgotten": restrict(forgotten_scored, gone | never),
               "retained": restrict(scores(BY_ID, BY_ID), ~gone), "before": restrict(scores(BY_ID, "before"), gone | never)}
     sizes = {"forgotten": int(gone.sum()), "retained": int((~gone & ~never).sum()), "never-members": int(never.sum()),
              "shadow": len(partition.shadow.users), "item-vector": int((partition.vector.user_counts() > 0).sum())}  # fmt: skip
     return SeedScores(scored, sizes)
+
+
+def halves(histories: Interactions, users: np.ndarray, seed: int) -> tuple[Interactions, Interactions]:
+    """``users``' rows of ``histories`` split at random, per user, into a query half (the
+    first ``ceil(n / 2)`` of a random order of their ``n`` rows) and a hidden half; both renumbered
+    ``0..len(users)-1`` in the order of ``users`` (``Interactions.take_users``)."""
+    part = histories.take_users(np.asarray(users, dtype=np.int64))
+    order = np.random.default_rng(seed).permutation(len(part.users))
+    by_user = order[np.argsort(part.users[order], kind="stable")]  # rows grouped by user, random within a user
+    rank = np.arange(len(by_user)) - np.searchsorted(part.users[by_user], part.users[by_user])
+    query = np.zeros(len(part.users), dtype=bool)
+    query[by_user] = rank < (np.bincount(part.users, minlength=part.n_users)[part.users[by_user]] + 1) // 2
+    return part.select(query), part.select(~query)
+
+
+def completion(model: Any, histories: Interactions, users: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """Per user, the share of a random half of their history (``halves``) that ``model`` serves in
+    its top-``k`` list when it serves them from the other half as a new user."""
+    query, hidden = halves(histories, users, seed)
+    lists = np.asarray(model.recommend_histories(query, k), dtype=np.int64).reshape(len(users), k)
+    rows = np.repeat(np.arange(len(users)), k)
+    listed = sp.csr_matrix((np.ones(rows.size, dtype=bool), (rows, lists.ravel())), shape=(len(users), histories.n_items))
+    found = np.asarray(listed[hidden.users, hidden.items]).ravel().astype(np.float64)
+    hits = np.bincount(hidden.users, weights=found, minlength=len(users))
+    return hits / np.bincount(hidden.users, minlength=len(users)).clip(1)
+
+
+def completion_scores(target: Any, histories: Interactions, users: np.ndarray, k: int, seed: int,
+                      shadow: tuple[Any, Interactions, np.ndarray, np.ndarray]) -> np.ndarray:  # fmt: skip
+    """The history-completion attack on ``users`` (``completion`` on ``target``), pointed the way it
+    separates the adversary's own shadow users (``shadow``: its model serving from histories, the
+    shadow histories, users and labels), as the output statistics are (``list_statistics.orientation``).
+
+    A model trained on a user has fitted the items of their history to one another; served from
+    part of that history as a new user, it ranks the rest higher than it would for a user it never
+    trained on. Every user of the forgotten comparison (forgotten users and never-members) is served
+    from a history this way, so the statistic reads the serving path the after-model uses for
+    them; no reference recommender is needed."""
+    model, shadow_histories, shadow_users, labels = shadow
+    sign = orientation(completion(model, shadow_histories, shadow_users, k, seed), labels)
+    return sign * completion(target, histories, users, k, seed)

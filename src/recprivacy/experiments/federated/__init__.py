@@ -19,7 +19,8 @@ from recprivacy.experiments.federated.study import run_federated
 from recprivacy.experiments.runner import register_study
 
 register_study("federated", run_federated, FederatedOptions,
-               "federated GCN recommenders: attribute inference from uploads and APM (paper 004)", resumable=True)
+               "federated GCN recommenders: attribute inference from uploads and APM (paper 004)", resumable=True,
+               builds_model=False)  # its federated systems are its own models
 
 __all__ = ["METHOD_LABELS", "FederatedOptions", "TrainedMethod", "paper_by_attacker", "paper_f1", "paper_hit20",
            "run_federated", "train_method"]

@@ -25,7 +25,7 @@ from recprivacy.federated.features import UserFeatures
 from recprivacy.federated.models import FederatedModel, make_federated_model
 from recprivacy.federated.protocol import LocalTraining
 from recprivacy.federated.simulator import FederatedSimulator, GlobalRecommender
-from recprivacy.privacy.accounting import PrivacyStatement
+from recprivacy.privacy.accounting import PrivacyStatement, StatementContext
 from recprivacy.privacy.randomness import NoiseSource, check_mode
 
 
@@ -66,9 +66,10 @@ class MethodParts:
             counts: dict[str, int] = defaultdict(int)
             for spec in self.model.shared_specs():
                 counts[spec.component] += spec.size
-            statement = self.defence.privacy_statement(dict(counts), rounds=options.rounds)
+            statement = self.defence.privacy_statement(StatementContext(rounds=options.rounds, counts=counts))
         elif self.baseline is not None:
-            statement = self.baseline.privacy_statement(options.rounds, options.local_epochs, feats.dim)
+            context = StatementContext(rounds=options.rounds, local_epochs=options.local_epochs, n_columns=feats.dim)
+            statement = self.baseline.privacy_statement(context)
         return None if statement is None else noise.stamp(statement)
 
 

@@ -2,10 +2,13 @@
 what it observes, on one dataset and one target, with frozen and adaptive attackers, the
 utility each defence costs, its privacy statement, and claimed against measured epsilon.
 
-``plan`` names the attacks, defences and which apply; ``cells`` runs one cell; ``study`` builds
-the defended worlds and registers the ``matrix`` study; ``exposure`` and ``uploads`` run the
-exposure column and the federated-uploads column (with the upload defences' rows); ``render``
-writes the report.
+``plan`` names the attacks, defences and which apply; ``options`` holds ``MatrixOptions``;
+``cells`` judges one cell; ``central`` builds the defended worlds of the central target and runs
+their columns (``membership``, ``exposure``, ``release`` run theirs); ``uploads`` runs the
+federated-uploads column with the upload defences' rows; ``grid`` makes them the study kit's
+cells and ``records`` keeps them in the run folder; ``study`` runs the cells and ``render``
+writes the report. This package registers the ``matrix`` study, on the kit (``recprivacy run
+--resume``, ``--executor``).
 """
 
 from __future__ import annotations
@@ -14,9 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from recprivacy.config import load_config
-from recprivacy.experiments.matrix.study import MatrixOptions, run_matrix
+from recprivacy.experiments.matrix.options import MatrixOptions
+from recprivacy.experiments.matrix.study import run_matrix
 from recprivacy.experiments.results import Results
-from recprivacy.experiments.runner import run_study
+from recprivacy.experiments.runner import register_study, run_study
+
+register_study("matrix", run_matrix, MatrixOptions, "every attack against every applicable defence on one dataset and target",
+               resumable=True)
 
 __all__ = ["Matrix", "MatrixOptions", "default_matrix_config", "run_matrix"]
 

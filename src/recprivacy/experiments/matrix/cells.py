@@ -69,16 +69,21 @@ class Judged:
 
 
 @dataclass
-class Cell:
+class MatrixCell:
     """A cell: the frozen and adaptive attackers (None when the cell does not apply, with the
     ``reason``), for the canary column the epsilon bounds, and ``utility`` when the system the
-    cell attacks is not its row's (the no-defence row's uploads cell: Pure FedRec)."""
+    cell attacks is not its row's (the no-defence row's uploads cell: Pure FedRec). ``beside``:
+    further readings shown beside the verdict's, by name (the interactions column: the easy
+    non-members); ``change``: the defence's change when the column measured it paired (the same
+    targets attacked in both rows) instead of from the two printed intervals."""
 
     frozen: Judged | None = None
     adaptive: Judged | None = None
     reason: str = ""
     epsilon: dict[str, Any] = field(default_factory=dict)
     utility: tuple[str, Estimate, Estimate] | None = None
+    beside: dict[str, Judged] = field(default_factory=dict)
+    change: Change | None = None
 
     @property
     def best(self) -> Judged | None:

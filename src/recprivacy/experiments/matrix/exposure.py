@@ -14,7 +14,7 @@ from recprivacy.attacks.exposure import ExposureAttack
 from recprivacy.config import Config, StudyOptions
 from recprivacy.data.exposure_pairs import ExposurePairs, simulate_exposure, split_pairs, user_groups
 from recprivacy.defenses.exposure_perturbation import ExposurePerturbation, next_item_recall
-from recprivacy.experiments.matrix.cells import Cell, exposure_judged
+from recprivacy.experiments.matrix.cells import MatrixCell, exposure_judged
 from recprivacy.experiments.matrix.world import World
 from recprivacy.experiments.matrix.plan import ATTACKS, not_applicable
 from recprivacy.experiments.results import Results
@@ -57,11 +57,11 @@ def exposure_column(config: Config, options: Any, data: PreparedData, worlds: li
     frozen = fitted(clean)
     for world in worlds:
         if (why := not_applicable(EXPOSURE, world.spec)) is not None:
-            world.cells["exposure"] = Cell(reason=why)
+            world.cells["exposure"] = MatrixCell(reason=why)
             continue
         if world.spec.key == "none":
             judged = exposure_judged(frozen, clean)
-            world.cells["exposure"] = Cell(judged, judged)
+            world.cells["exposure"] = MatrixCell(judged, judged)
             continue
         if world.spec.key == "exposure_perturbation":
             defence = ExposurePerturbation(options.perturbation_ratio, seed=config.seed, noise=config.noise).fit(clean["train"])
@@ -71,7 +71,7 @@ def exposure_column(config: Config, options: Any, data: PreparedData, worlds: li
             parts = parts_of(world.model)
         with results.timed(f"matrix:exposure adaptive {world.spec.key}"):
             adaptive = fitted(parts)
-        world.cells["exposure"] = Cell(exposure_judged(frozen, parts), exposure_judged(adaptive, parts))
+        world.cells["exposure"] = MatrixCell(exposure_judged(frozen, parts), exposure_judged(adaptive, parts))
 
 
 def _slate_utility(clean: ExposurePairs, perturbed: ExposurePairs) -> tuple[str, Estimate, Estimate]:

@@ -18,40 +18,26 @@ Popularity Randomization replaces the popular list paper 001 gives non-members; 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pydantic import PositiveInt
-
-from recprivacy.experiments.membership.lab import AttackSpec as LabSpec
-from recprivacy.experiments.membership.lab import LabOptions, MembershipLab
-from recprivacy.config import Config, StudyOptions
+from recprivacy.config import Config
 from recprivacy.experiments.audit import AuditContext
-from recprivacy.experiments.matrix.cells import Cell, Judged
-from recprivacy.experiments.membership.compare import judge, name_of, score_all
+from recprivacy.experiments.matrix.cells import Judged, MatrixCell
+from recprivacy.experiments.matrix.options import MatrixOptions
 from recprivacy.experiments.matrix.plan import ATTACKS, not_applicable
 from recprivacy.experiments.matrix.world import World
 from recprivacy.experiments.membership.audit import audit_partition, trained_like
 from recprivacy.experiments.membership.collect import randomizer
+from recprivacy.experiments.membership.compare import judge, name_of, score_all
+from recprivacy.experiments.membership.lab import AttackSpec, LabOptions, MembershipLab
 from recprivacy.experiments.target import Target
 from recprivacy.experiments.train import PreparedData
-
-if TYPE_CHECKING:
-    from recprivacy.experiments.matrix.study import MatrixOptions
 
 ATTACK = next(a for a in ATTACKS if a.key == "membership")
 #: the membership column runs the ``served`` protocol, where this defence has nothing to replace
 POPULARITY_UNDER_SERVED = ("does not apply: Popularity Randomization replaces the popular list that paper 001 gives "
                            "non-members; under the served protocol non-members get the target's own lists, so there is "
                            "nothing to replace (the membership audit section measures it under the paper protocol)")
-
-
-class MembershipCellOptions(StudyOptions):
-    """The membership column: the audit section's list length, item-vector size and minimum history."""
-
-    k: PositiveInt = 100
-    n_factors: PositiveInt = 100
-    min_interactions: PositiveInt = 20
-    n_references: PositiveInt = 8
 
 
 def membership_column(config: Config, options: MatrixOptions, data: PreparedData, worlds: list[World]) -> None:
@@ -71,27 +57,27 @@ def membership_column(config: Config, options: MatrixOptions, data: PreparedData
     k = min(o.k, data.full.n_items - int(data.full.user_counts().max()))
 
     def judged_run(shadow: str, target: str) -> Judged:
-        return strongest(lab, LabSpec((name, shadow), (name, target), k=k, n_factors=o.n_factors))
+        return strongest(lab, AttackSpec((name, shadow), (name, target), k=k, n_factors=o.n_factors))
 
     for world in worlds:
         if (why := not_applicable(ATTACK, world.spec)) is not None:
-            world.cells["membership"] = Cell(reason=why)
+            world.cells["membership"] = MatrixCell(reason=why)
         elif partition is None:
-            world.cells["membership"] = Cell(reason=f"not measured: fewer than 6 held-out users have {o.min_interactions} interactions")
+            world.cells["membership"] = MatrixCell(reason=f"not measured: fewer than 6 held-out users have {o.min_interactions} interactions")
         elif world is worlds[0]:
             plain = judged_run(algorithm, algorithm)
-            world.cells["membership"] = Cell(plain, plain)
+            world.cells["membership"] = MatrixCell(plain, plain)
         elif world.spec.key == "popularity_randomization":
-            world.cells["membership"] = Cell(reason=POPULARITY_UNDER_SERVED)
+            world.cells["membership"] = MatrixCell(reason=POPULARITY_UNDER_SERVED)
         elif not world.model.serves_new_users:
-            world.cells["membership"] = Cell(reason=f"not measured: {type(world.model).__name__} cannot serve users it was "
-                                                    "not trained on, which the served protocol needs for non-members")
+            world.cells["membership"] = MatrixCell(reason=f"not measured: {type(world.model).__name__} cannot serve users it was "
+                                                          "not trained on, which the served protocol needs for non-members")
         else:
             frozen = judged_run(algorithm, world.spec.key)
             if world.refit is None:
-                world.cells["membership"] = Cell(frozen, None, "adaptive not run: the row gives no way to train a shadow under its defence")
+                world.cells["membership"] = MatrixCell(frozen, None, "adaptive not run: the row gives no way to train a shadow under its defence")
             else:
-                world.cells["membership"] = Cell(frozen, judged_run(world.spec.key, world.spec.key))
+                world.cells["membership"] = MatrixCell(frozen, judged_run(world.spec.key, world.spec.key))
 
 
 def _reference_trainer(refit: Any, seed: int) -> Any:
@@ -99,7 +85,7 @@ def _reference_trainer(refit: Any, seed: int) -> Any:
     return lambda train, index: refit(train, seed * 1000 + index + 1)
 
 
-def strongest(lab: MembershipLab, spec: LabSpec) -> Judged:
+def strongest(lab: MembershipLab, spec: AttackSpec) -> Judged:
     """Every attack the audit runs on ``spec``'s targets (LiRA and RMIA on references of the
     shadow's algorithm: the undefended one for the frozen attacker, the defended one for the
     adaptive), judged as the audit judges them: the strongest attack by ROC AUC against the

@@ -25,7 +25,7 @@ DOWNSTREAM = {"model training": ("model training", "lists", "exposures"), "lists
 
 
 @dataclass(frozen=True)
-class AttackSpec:
+class AttackColumn:
     """A column: what the attack observes and the metric its cells report."""
 
     key: str
@@ -44,16 +44,17 @@ class DefenceSpec:
 
 
 ATTACKS = (
-    AttackSpec("membership", "user-level membership inference (paper 001)", "lists", "ROC AUC"),
-    AttackSpec("attribute", "attribute inference from top-k lists", "lists", "balanced accuracy"),
-    AttackSpec("exposure", "exposure leakage (recent clicks from a slate)", "exposures", "Recall@10"),
-    AttackSpec("canaries", "canary membership (model training)", "model training", "ROC AUC"),
-    AttackSpec("recovery", "recovery of a synthetic release (replaced items)", "released data", "Recall@K"),
-    AttackSpec("uploads", "attribute inference from federated uploads (paper 004)", "uploads", "weighted F1"),
+    AttackColumn("membership", "user-level membership inference (paper 001)", "lists", "ROC AUC"),
+    AttackColumn("interactions", "interaction-level membership inference (held-out non-members)", "lists", "ROC AUC"),
+    AttackColumn("attribute", "attribute inference from top-k lists", "lists", "balanced accuracy"),
+    AttackColumn("exposure", "exposure leakage (recent clicks from a slate)", "exposures", "Recall@10"),
+    AttackColumn("canaries", "canary membership (model training)", "model training", "ROC AUC"),
+    AttackColumn("recovery", "recovery of a synthetic release (replaced items)", "released data", "Recall@K"),
+    AttackColumn("uploads", "attribute inference from federated uploads (paper 004)", "uploads", "weighted F1"),
 )
 
 
-def not_applicable(attack: AttackSpec, defence: DefenceSpec) -> str | None:
+def not_applicable(attack: AttackColumn, defence: DefenceSpec) -> str | None:
     """Why ``defence`` cannot change what ``attack`` observes, or None when it applies."""
     if attack.observes in DOWNSTREAM.get(defence.protects, ()) or defence.protects == "nothing":
         return None

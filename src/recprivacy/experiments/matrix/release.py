@@ -48,7 +48,7 @@ from recprivacy.config import Config
 from recprivacy.data.interactions import Interactions
 from recprivacy.defenses.upcsdg import FrozenEmbeddings, SyntheticRelease
 from recprivacy.defenses.upcsdg.preferences import check_unit_interval
-from recprivacy.experiments.matrix.cells import Cell, Judged, judged
+from recprivacy.experiments.matrix.cells import Judged, MatrixCell, judged
 from recprivacy.experiments.matrix.plan import ATTACKS, DefenceSpec, not_applicable
 from recprivacy.experiments.matrix.world import World
 from recprivacy.experiments.results import Results
@@ -130,17 +130,17 @@ def recovery_column(o: ReleaseOptions, worlds: list[World]) -> None:
         world.cells[ATTACK.key] = recovery_cell(o, world, undefended=world is worlds[0])
 
 
-def recovery_cell(o: ReleaseOptions, world: World, undefended: bool = False) -> Cell:
+def recovery_cell(o: ReleaseOptions, world: World, undefended: bool = False) -> MatrixCell:
     """The frozen and adaptive recovery attackers on ``world``'s release, or why there are none."""
     if undefended:
-        return Cell(reason=RAW_RELEASE)
+        return MatrixCell(reason=RAW_RELEASE)
     if (why := not_applicable(ATTACK, world.spec)) is not None:
-        return Cell(reason=why)
+        return MatrixCell(reason=why)
     if not isinstance(world.release, Published):
-        return Cell(reason="not measured: the row published no synthetic release")
+        return MatrixCell(reason="not measured: the row published no synthetic release")
     frozen, adaptive = (_recovered(o, embeddings, world.release) for embeddings in
                         (world.release.features.items, world.model.item_factors_))  # fmt: skip
-    return Cell(frozen, adaptive)
+    return MatrixCell(frozen, adaptive)
 
 
 def _recovered(o: ReleaseOptions, embeddings: Any, published: Published) -> Judged:

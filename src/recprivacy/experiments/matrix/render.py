@@ -8,11 +8,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from recprivacy.experiments.matrix.cells import DIGITS, Canaries, Cell, Change, Judged, defence_change
-from recprivacy.experiments.matrix.mechanisms import mechanism_rows
-from recprivacy.experiments.matrix.plan import ATTACKS, AttackSpec, not_applicable
+from recprivacy.experiments.matrix.cells import DIGITS, Canaries, Change, Judged, MatrixCell, defence_change
+from recprivacy.experiments.matrix.options import MatrixOptions
+from recprivacy.experiments.matrix.plan import ATTACKS, AttackColumn, not_applicable
+from recprivacy.experiments.matrix.records import Outcome
 from recprivacy.experiments.matrix.release import release_text
 from recprivacy.experiments.matrix.uploads import uploads_text
+from recprivacy.experiments.matrix.world import Row
 from recprivacy.experiments.results import Results
 from recprivacy.metrics.epsilon import judge_claim
 from recprivacy.metrics.verdict import RULE
@@ -28,17 +30,18 @@ def _fmt(j: Judged) -> str:
     return f"{j.value.value:.{DIGITS}f} [{j.value.low:.{DIGITS}f}, {j.value.high:.{DIGITS}f}]"
 
 
-def attackers(cell: Cell) -> list[tuple[str, Judged]]:
+def attackers(cell: MatrixCell) -> list[tuple[str, Judged]]:
     """The cell's attackers that ran, by name (``frozen``, ``adaptive``)."""
     return [(name, j) for name, j in (("frozen", cell.frozen), ("adaptive", cell.adaptive)) if j is not None]
 
 
-def cell_change(cell: Cell, undefended: Cell, attack: str) -> Change | None:
-    """The change a defended cell's stronger attacker shows against the undefended cell's
-    (``cells.defence_change``); None for the undefended cell or when either has no attacker."""
+def cell_change(cell: MatrixCell, undefended: MatrixCell, attack: str) -> Change | None:
+    """The change a defended cell's stronger attacker shows against the undefended cell's: the
+    column's paired change where it measured one (``MatrixCell.change``), else ``cells.defence_change``;
+    None for the undefended cell or when either has no attacker."""
     if cell.best is None or undefended.best is None or cell is undefended:
         return None
-    return defence_change(cell.best, undefended.best, attack)
+    return cell.change or defence_change(cell.best, undefended.best, attack)
 
 
 def change_text(change: Change) -> str:
@@ -47,7 +50,7 @@ def change_text(change: Change) -> str:
     return f"change {e.value:+.{d}f} [{e.low:+.{d}f}, {e.high:+.{d}f}] vs {change.undefended:.{d}f} undefended: {change.verdict.label}"
 
 
-def cell_headline(cell: Cell, change: Change | None) -> str:
+def cell_headline(cell: MatrixCell, change: Change | None) -> str:
     """The stronger attacker's value [95% CI], which attacker it is and its verdict word, then
     the defence's change: the printed value minus the printed undefended value."""
     which = f"{cell.best_name} {cell.best.attack}" if cell.best.attack else cell.best_name
@@ -55,48 +58,64 @@ def cell_headline(cell: Cell, change: Change | None) -> str:
     return f"{text}; {change_text(change)}" if change else text
 
 
-def cell_text(cell: Cell, change: Change | None, channel: str | None = None) -> str:
-    """A matrix cell: the ``cell_headline``, then the other attacker (or why it did not run).
-    ``channel``: the defence protects another channel than the attack observes and that is the
-    only reason the cell is empty (``plan.not_applicable``): the cell reads "—" with the channel;
-    the long table keeps the whole reason."""
+def cell_text(cell: MatrixCell, change: Change | None, channel: str | None = None) -> str:
+    """A matrix cell: the ``cell_headline``, then the other attacker (or why it did not run), then
+    the readings beside the verdict's (``MatrixCell.beside``). ``channel``: the defence protects another channel than the attack observes and that is the
+    only reason the cell is empty (``plan.not_applicable``): the cell reads "—", the table's one
+    note names each such defence's channel (``not_applicable_note``) and the long table keeps the
+    whole reason."""
     if cell.best is None:
-        return f"— (protects {channel})" if channel else cell.reason
+        return "—" if channel else cell.reason
     text = cell_headline(cell, change)
     if cell.frozen is None or cell.adaptive is None:
-        return f"{text}; {cell.reason}"
-    if cell.adaptive is cell.frozen:
-        return text
-    name, other = next((n, j) for n, j in attackers(cell) if n != cell.best_name)
-    return f"{text}; {name} {_fmt(other)}, {other.verdict.label}"
+        text = f"{text}; {cell.reason}"
+    elif cell.adaptive is not cell.frozen:
+        name, other = next((n, j) for n, j in attackers(cell) if n != cell.best_name)
+        text = f"{text}; {name} {_fmt(other)}, {other.verdict.label}"
+    return text + "".join(f"; {name}: {_fmt(j)} {j.attack}, {j.verdict.label}" for name, j in cell.beside.items())
 
 
-def _other_channel(world: Any, attack: AttackSpec) -> str | None:
+def _other_channel(world: Row, attack: AttackColumn) -> str | None:
     """The world's channel when its cell for ``attack`` is empty only because of it."""
     reason = not_applicable(attack, world.spec)
     return world.spec.protects if reason is not None and world.cells[attack.key].reason == reason else None
 
 
-def render(results: Results, worlds: list[Any], options: Any, canaries: Canaries, seed: int,
-           sequential: tuple[list[list], list[list]]) -> None:  # fmt: skip
-    """Add the matrix's tables, figures and sections to ``results``; ``sequential``: the claimed-vs-measured
-    and the utility rows of the sequential-model defences (``matrix.sequential``)."""
+def not_applicable_note(worlds: list[Row]) -> str:
+    """One note for every "—" cell: which defences protect which other channel."""
+    channels: dict[str, list[str]] = {}
+    for w in worlds:
+        if any(_other_channel(w, a) for a in ATTACKS):
+            channels.setdefault(w.spec.protects, []).append(w.spec.title)
+    if not channels:
+        return ""
+    which = "; ".join(f"{', '.join(titles)} protect{'s' if len(titles) == 1 else ''} {channel}"
+                      for channel, titles in channels.items())  # fmt: skip
+    return (f"; — : the defence protects another channel than the column's attack observes, so the cell does not apply "
+            f"({which}; the long table says why)")
+
+
+def render(results: Results, outcome: Outcome, options: MatrixOptions, canaries: Canaries) -> None:
+    """Add the matrix's tables, figures and sections to ``results`` (``outcome``: the rows and
+    the tables of the sequential-model defences and the upload mechanisms, ``records.Outcome``)."""
+    worlds = outcome.rows
     undefended = worlds[0].cells
     changes = {(w.spec.key, a.key): cell_change(w.cells[a.key], undefended[a.key], a.title) for w in worlds for a in ATTACKS}
     rows = [[w.spec.title] + [cell_text(w.cells[a.key], changes[w.spec.key, a.key], _other_channel(w, a)) for a in ATTACKS]
             + [_utility(w), w.statement.sentence()] for w in worlds]  # fmt: skip
     columns = ["defence"] + [f"{a.title} ({a.metric}; observes {a.observes})" for a in ATTACKS] + ["utility cost", "privacy statement"]
-    table = results.add_table("matrix", columns, rows, "Each cell: the stronger attacker's success [95% CI; membership: "
-                              "1 - 0.05/m for the best of m attacks], which attacker, its verdict against the strongest "
+    table = results.add_table("matrix", columns, rows, "Each cell: the stronger attacker's success [95% CI; membership and "
+                              "interactions: 1 - 0.05/m for the best of m attacks], which attacker, its verdict against the strongest "
                               "baseline; the defence's change = that value minus the undefended "
-                              "value printed beside it; then the other attacker")  # fmt: skip
+                              f"value printed beside it; then the other attacker{not_applicable_note(worlds)}")  # fmt: skip
     long = results.add_table("matrix-cells", LONG_COLUMNS, _long_rows(worlds, changes), "Every cell and attacker (also as CSV)")
     results.verdicts.extend(verdict_records(worlds, changes))
     figures = [_figure(results, worlds, changes), _frontier(results, worlds, options)]
     backfires = [f"{w.spec.title} against {a.title}" for w in worlds for a in ATTACKS
                  if (c := changes[w.spec.key, a.key]) is not None and c.verdict.label == "backfires"]  # fmt: skip
-    text = [_intro(options, canaries), RULE, release_text(options.release, worlds[0].model.__class__.__name__),
-            uploads_text(options.uploads, undefended["uploads"])]
+    text = [_intro(options, canaries), RULE, release_text(options.release, outcome.target)]
+    if undefended["uploads"].utility is not None:  # the uploads column ran
+        text.append(uploads_text(options.uploads, undefended["uploads"]))
     if backfires:
         text.append("**Defences that backfire** (the attack gains, interval of the change above zero): "
                     + "; ".join(backfires) + ".")  # fmt: skip
@@ -107,9 +126,9 @@ def render(results: Results, worlds: list[Any], options: Any, canaries: Canaries
     uploads = results.add_table("matrix-epsilon-uploads", ["defence (paper 004)", "claimed ε", "δ", "accountant",
                                                            "unit of privacy", "ROC lower bound (95%)",
                                                            "largest bound this sample can show", "reading"],
-                                mechanism_rows(options.mechanism_samples, seed), "Per-release audits of the upload "
+                                outcome.mechanisms, "Per-release audits of the upload "
                                 "defences (their own perturb, clipping included); module experiments.matrix.mechanisms")  # fmt: skip
-    claims, utility = sequential
+    claims, utility = outcome.sequential
     sequential_utility = results.add_table(
         "matrix-sequential-utility", ["defence", "Recall@10", "low", "high", "Recall@10 of its backbone undefended", "change",
                                       "change low", "change high"], utility,
@@ -124,14 +143,14 @@ def render(results: Results, worlds: list[Any], options: Any, canaries: Canaries
         "Each defence's privacy_statement(), one field per column")])  # fmt: skip
 
 
-def _utility(world: Any) -> str:
+def _utility(world: Row) -> str:
     if world.utility is None:
         return "not measured"
     name, value, change = world.utility
     return f"{name}: {value.value:.4f}, change {change.value:+.4f} [{change.low:+.4f}, {change.high:+.4f}]"
 
 
-def _long_rows(worlds: list[Any], changes: dict[tuple[str, str], Change | None]) -> list[list]:
+def _long_rows(worlds: list[Row], changes: dict[tuple[str, str], Change | None]) -> list[list]:
     """One row per attacker of every cell (one row without numbers for a cell without one)."""
     rows = []
     for w in worlds:
@@ -140,18 +159,20 @@ def _long_rows(worlds: list[Any], changes: dict[tuple[str, str], Change | None])
             tail = [change_text(change) if change else "", change.verdict.label if change else "", cell.reason]
             if cell.best is None:
                 rows.append([w.spec.key, a.key, "", "", a.metric] + [None] * 11 + [""] + tail)
-            for name, j in attackers(cell):
+            for name, j in [*attackers(cell), *cell.beside.items()]:
                 s = j.sample
                 rows.append([w.spec.key, a.key, name, j.attack or "", a.metric, j.value.value, j.value.low, j.value.high, j.baseline,
                              j.baseline_name, j.margin.value, j.margin.low, j.margin.high, j.chance,
-                             s.positives if s else None, s.negatives if s else None, j.verdict.text] + tail)  # fmt: skip
+                             s.positives if s else None, s.negatives if s else None, j.verdict.text]
+                            + (tail if name in ("frozen", "adaptive") else ["", "", cell.reason]))  # fmt: skip
     return rows
 
 
-def verdict_records(worlds: list[Any], changes: dict[tuple[str, str], Change | None]) -> list[dict[str, Any]]:
+def verdict_records(worlds: list[Row], changes: dict[tuple[str, str], Change | None]) -> list[dict[str, Any]]:
     """``Results.verdicts`` of the matrix: every attacker of every cell with the numbers it was
     judged on (``cells.Judged.record``), whether it is the cell's stronger attacker, and in a
-    defended cell the defence's change (``cells.Change.record``)."""
+    defended cell the defence's change (``cells.Change.record``); then the readings beside the
+    verdict's (``MatrixCell.beside``), which are not the cell's stronger attacker and carry no change."""
     records = []
     for w in worlds:
         for a in ATTACKS:
@@ -159,10 +180,12 @@ def verdict_records(worlds: list[Any], changes: dict[tuple[str, str], Change | N
             records += [{"section": "matrix", "kind": "attack", "defence": w.spec.key, "attack": a.key, "attacker": name,
                          "metric": a.metric, "best": j is cell.best, **j.record(),
                          **(change.record() if change else {})} for name, j in attackers(cell)]  # fmt: skip
+            records += [{"section": "matrix", "kind": "attack", "defence": w.spec.key, "attack": a.key, "attacker": name,
+                         "metric": a.metric, "best": False, **j.record()} for name, j in cell.beside.items()]  # fmt: skip
     return records
 
 
-def glance_text(cell: Cell, change: Change | None) -> str:
+def glance_text(cell: MatrixCell, change: Change | None) -> str:
     """A heat-map cell: the stronger attacker's verdict word and margin over its baseline, then
     in a defended cell the defence's verdict word and change; "—" where the cell does not apply."""
     if cell.best is None:
@@ -171,7 +194,7 @@ def glance_text(cell: Cell, change: Change | None) -> str:
     return f"{text}\n{change.verdict.label}\nchange {change.estimate.value:+.{DIGITS}f}" if change else text
 
 
-def _figure(results: Results, worlds: list[Any], changes: dict[tuple[str, str], Change | None]) -> str:
+def _figure(results: Results, worlds: list[Row], changes: dict[tuple[str, str], Change | None]) -> str:
     """The heat map: colour = the stronger attacker's margin over its baseline, text = the verdicts."""
     grid = [[c.best.margin.value if (c := w.cells[a.key]).best else math.nan for a in ATTACKS] for w in worlds]
     text = [[glance_text(w.cells[a.key], changes[w.spec.key, a.key]) for a in ATTACKS] for w in worlds]
@@ -184,14 +207,15 @@ def _figure(results: Results, worlds: list[Any], changes: dict[tuple[str, str], 
                               "not change what the attack observes (the table says why)")  # fmt: skip
 
 
-def metric_name(attack: AttackSpec, options: Any) -> str:
+def metric_name(attack: AttackColumn, options: Any) -> str:
     """The column's metric with its k and what it is measured on."""
-    names = {"membership": f"ROC AUC (top-{options.membership.k} lists)", "attribute": f"balanced accuracy (top-{options.k} lists)",
+    names = {"membership": f"ROC AUC (top-{options.membership.k} lists)",
+             "interactions": f"ROC AUC (top-{options.interactions.k} lists, held-out pairs)", "attribute": f"balanced accuracy (top-{options.k} lists)",
              "recovery": f"Recall@{options.release.attack_k} of the replaced items"}  # fmt: skip
     return names.get(attack.key, attack.metric)
 
 
-def _frontier(results: Results, worlds: list[Any], options: Any) -> str:
+def _frontier(results: Results, worlds: list[Row], options: Any) -> str:
     """One privacy-utility frontier: a panel per attack, a numbered point per defence that applies."""
     panels = [p for a in ATTACKS if (p := _frontier_panel(worlds, a, options)).points]
     png = frontier_plot(panels, [w.spec.title for w in worlds])
@@ -202,7 +226,7 @@ def _frontier(results: Results, worlds: list[Any], options: Any) -> str:
                               "on both; the dashed line is the strongest baseline of the first row the attack applies to")  # fmt: skip
 
 
-def _frontier_panel(worlds: list[Any], attack: AttackSpec, options: Any) -> FrontierPanel:
+def _frontier_panel(worlds: list[Row], attack: AttackColumn, options: Any) -> FrontierPanel:
     points, utilities = {}, []
     for w in worlds:
         cell = w.cells[attack.key]
@@ -219,7 +243,7 @@ def _frontier_panel(worlds: list[Any], attack: AttackSpec, options: Any) -> Fron
                          f"strongest baseline ({first.spec.title if first else ''})")  # fmt: skip
 
 
-def _epsilon_table(results: Results, worlds: list[Any], sequential: list[list]) -> str:
+def _epsilon_table(results: Results, worlds: list[Row], sequential: list[list]) -> str:
     rows = []
     for w in worlds:
         eps, s = w.cells["canaries"].epsilon, w.statement
@@ -254,12 +278,23 @@ def _epsilon_text(o: Any) -> str:
 
 def _intro(options: Any, canaries: Canaries) -> str:
     o, o_m = options.exposure, options.membership
-    return (
+    selected = "" if options.columns is None else (
+        f"This run measured only the columns {', '.join(options.columns)} (study_options.columns); the others read "
+        "\"not measured\". ")  # fmt: skip
+    return selected + (
         f"Rows are defences, columns attacks. Membership inference runs the audit's membership attacks on top-{o_m.k} "
         f"lists (paper 001's MLP on a shadow, LiRA online and offline and RMIA on {o_m.n_references} references, statistics "
         "of the served lists; the frozen attacker's shadow and references are of the undefended algorithm, the "
         "adaptive attacker's are trained under the row's defence) and names the strongest in each cell; its interval "
         "is at 1 - 0.05/7 = 99.3% (Bonferroni: the best of 7 attacks chosen on the users it is judged on). "
+        f"Interaction-level membership (the audit's interaction_membership section on every row) asks which of a member's "
+        f"(user, item) pairs trained the row's model, from the top-{options.interactions.k} list served to the member: up "
+        f"to {options.interactions.per_user} training pairs per member against as many **held-out** pairs (items the "
+        "member really had, held out of training: the verdict's non-members) and as many never-had pairs (the easy "
+        "non-members, shown beside it); the better of the seen-item filter and the list neighbourhood against the "
+        "strongest of item popularity, the user's history similarity and a blind guess, intervals at 1 - 0.05/2 = 97.5%; "
+        "the attacks have no trained part, so frozen and adaptive coincide; every row attacks the same pairs, so the "
+        "defence's change has a paired bootstrap interval (its value is still the two printed values' difference). "
         f"Attribute inference guesses `{options.attribute}` from top-{options.k} lists "
         f"(attackers {', '.join(options.attackers)}, trained on {options.zeta:.0%} of users, {options.seeds} splits pooled); "
         f"the exposure attacker {o.attacker} (dim {o.dim}, at most {o.n_epochs} epochs: reduced training) reads one slate of "

@@ -84,7 +84,7 @@ def canary_scores(model: PrivateSRGNN, canaries: Canaries, clean: Interactions) 
 
 def audit_row(name: str, model: PrivateSRGNN, canaries: Canaries, clean: Interactions, k_guess: int) -> list:
     """One row of the claimed-vs-measured table for a fitted sequential ``model``."""
-    statement = model.privacy_statement()[SEQUENTIAL[name][1]]
+    statement = model.privacy_statement().part(SEQUENTIAL[name][1])
     scores = canary_scores(model, canaries, clean)
     y = canaries.included
     roc = roc_epsilon(y, scores, statement.delta).low

@@ -35,6 +35,8 @@ its cell).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -44,9 +46,9 @@ from recprivacy.attacks.attribute import component_matrix
 from recprivacy.config import Config, StudyOptions
 from recprivacy.experiments.audit import utility_change
 from recprivacy.experiments.federated import FederatedOptions, TrainedMethod, train_method
-from recprivacy.experiments.matrix.cells import Cell, Judged, attribute_judged
-from recprivacy.experiments.matrix.plan import ATTACKS, DefenceSpec, not_applicable
-from recprivacy.experiments.matrix.world import World
+from recprivacy.experiments.matrix.cells import Judged, MatrixCell, attribute_judged
+from recprivacy.experiments.matrix.plan import DefenceSpec
+from recprivacy.experiments.matrix.world import Row, World
 from recprivacy.experiments.results import Results
 from recprivacy.experiments.sampling import sample_users
 from recprivacy.experiments.train import PreparedData
@@ -55,7 +57,6 @@ from recprivacy.metrics.intervals import Estimate
 from recprivacy.models.base import Recommender
 from recprivacy.models.popularity import Popularity
 
-UPLOADS = next(a for a in ATTACKS if a.key == "uploads")
 #: row titles of the upload defences (``defenses.apm.make_defence`` / ``federated_dp.make_baseline`` names)
 TITLES = {"apm": "APM (adaptive per-component LDP on uploads)", "ldp": "uniform LDP on uploads (FedNews)",
           "gaussian": "Gaussian noise on uploads (FedRec-GN)", "fixrec_max": "FixRec-max (uniform ε = ε_min on uploads)",
@@ -116,34 +117,64 @@ def federated_sample(data: PreparedData, max_users: int | None, seed: int) -> Pr
     return PreparedData(*(part.take_users(users) for part in (data.full, data.train, data.valid, data.test)))
 
 
-def uploads_column(config: Config, options: Any, data: PreparedData, worlds: list[World], results: Results) -> None:
-    """Fill every world's ``uploads`` cell and append one world per upload defence (module
-    docstring); ``options``: the ``MatrixOptions`` (its ``uploads`` and ``attribute``)."""
-    o = options.uploads
-    sample = federated_sample(data, o.max_users, config.seed)
-    feats = user_features(sample.train)
-    y_all, names = attribute_labels(sample.full, options.attribute)
+@dataclass
+class Federation:
+    """The uploads column's shared state, built on first need in the process that measures it
+    (module docstring): the user sample, its features and labels, and Pure FedRec trained once;
+    ``results`` takes the stage timings. ``options``: the ``MatrixOptions`` (its ``uploads`` and
+    ``attribute``)."""
 
-    def run(method: str) -> TrainedMethod:
-        with results.timed(f"matrix:uploads {method}"):
-            return train_method(config, o.study_options(method), method, sample.train, feats, o.dim)
+    config: Config
+    options: Any
+    sample: PreparedData
+    results: Results
 
-    def judge(x_fit: np.ndarray, x: np.ndarray, users: np.ndarray) -> Judged:
+    @classmethod
+    def of(cls, config: Config, options: Any, data: PreparedData, results: Results) -> Federation:
+        """The column's seeded sample of ``data``'s members."""
+        return cls(config, options, federated_sample(data, options.uploads.max_users, config.seed), results)
+
+    @cached_property
+    def features(self) -> Any:
+        """The sampled users' features (``federated.features.user_features``)."""
+        return user_features(self.sample.train)
+
+    @cached_property
+    def labels(self) -> tuple[np.ndarray, tuple[str, ...]]:
+        """Every sampled user's attribute label and the class names."""
+        return attribute_labels(self.sample.full, self.options.attribute)
+
+    def train(self, method: str) -> TrainedMethod:
+        """``method``'s federation on the sample (``experiments.federated.train_method``)."""
+        o = self.options.uploads
+        with self.results.timed(f"matrix:uploads {method}"):
+            return train_method(self.config, o.study_options(method), method, self.sample.train, self.features, o.dim)
+
+    @cached_property
+    def pure(self) -> tuple[np.ndarray, np.ndarray, Recommender]:
+        """Pure FedRec's attacked clients, their uploads and its final model."""
+        trained = self.train("none")
+        return *attacked_uploads(trained), trained.recommender()
+
+    def judge(self, x_fit: np.ndarray, x: np.ndarray, users: np.ndarray) -> Judged:
+        """The better attacker trained on ``x_fit`` and applied to ``x`` (module docstring)."""
+        o, (y_all, names) = self.options.uploads, self.labels
         return attribute_judged(x_fit, x, y_all[users], len(names), o.zeta, o.seeds, o.attackers, "weighted_f1")
 
-    pure = run("none")
-    users, x_pure = attacked_uploads(pure)
-    plain = judge(x_pure, x_pure, users)
-    reference = pure.recommender()
-    value, _, _ = utility_change(reference, reference, sample, 10)
-    popular, _, _ = utility_change(*[Popularity().fit(sample.train)] * 2, sample, 10)
-    utility = (f"Recall@10 of Pure FedRec (a popularity list on the same users: {popular.value:.4f})", value,
-               Estimate(0.0, 0.0, 0.0, "reference", value.n))
-    for world in worlds:
-        why = not_applicable(UPLOADS, world.spec)
-        world.cells["uploads"] = Cell(plain, plain, utility=utility) if why is None else Cell(reason=why)
-    for method in o.defences:
-        worlds.append(defence_world(method, run(method), (users, x_pure), reference, sample, judge))
+    def pure_cell(self) -> MatrixCell:
+        """Pure FedRec's uploads cell (frozen = adaptive) with its Recall@10 beside a popularity list's."""
+        users, x_pure, reference = self.pure
+        plain = self.judge(x_pure, x_pure, users)
+        value, _, _ = utility_change(reference, reference, self.sample, 10)
+        popular, _, _ = utility_change(*[Popularity().fit(self.sample.train)] * 2, self.sample, 10)
+        utility = (f"Recall@10 of Pure FedRec (a popularity list on the same users: {popular.value:.4f})", value,
+                   Estimate(0.0, 0.0, 0.0, "reference", value.n))  # fmt: skip
+        return MatrixCell(plain, plain, utility=utility)
+
+    def defence_row(self, method: str) -> Row:
+        """The row of the upload defence ``method`` (``defence_world``)."""
+        users, x_pure, reference = self.pure
+        return defence_world(method, self.train(method), (users, x_pure), reference, self.sample, self.judge).row()
 
 
 def defence_world(method: str, trained: TrainedMethod, pure: tuple[np.ndarray, np.ndarray], reference: Recommender,
@@ -159,7 +190,7 @@ def defence_world(method: str, trained: TrainedMethod, pure: tuple[np.ndarray, n
     world = World(DefenceSpec(f"uploads_{method}", TITLES[method], "uploads"), model, trained.statement)
     value, _, change = utility_change(model, reference, sample, 10)
     world.utility = ("Recall@10 (federated, sampled users' test)", value, change)
-    world.cells["uploads"] = Cell(frozen, judge(x, x, users), "" if frozen else NO_FROZEN.format(title=TITLES[method].split(" (")[0]))
+    world.cells["uploads"] = MatrixCell(frozen, judge(x, x, users), "" if frozen else NO_FROZEN.format(title=TITLES[method].split(" (")[0]))
     return world
 
 
@@ -169,7 +200,7 @@ def attacked_uploads(trained: TrainedMethod) -> tuple[np.ndarray, np.ndarray]:
     return up.users, component_matrix(up.pseudo_gradients(trained.sim.local.lr), trained.sim.model.components(), "all")
 
 
-def uploads_text(o: UploadCellOptions, pure: Cell) -> str:
+def uploads_text(o: UploadCellOptions, pure: MatrixCell) -> str:
     """The report's paragraph on the uploads column: setup, reductions, Pure FedRec's utility."""
     name, value, _ = pure.utility
     f = o.study_options()

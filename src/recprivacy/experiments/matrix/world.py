@@ -1,4 +1,5 @@
-"""A row of the attack x defence matrix: one defended world."""
+"""A row of the attack x defence matrix: one defended world (``World``, with the models it
+serves and trains) and what the report shows of it (``Row``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recprivacy.data.interactions import Interactions
-from recprivacy.experiments.matrix.cells import Cell
+from recprivacy.experiments.matrix.cells import MatrixCell
 from recprivacy.experiments.matrix.plan import DefenceSpec
 from recprivacy.metrics.intervals import Estimate
 from recprivacy.models.base import Recommender
@@ -15,6 +16,19 @@ from recprivacy.privacy.accounting import PrivacyStatement
 
 #: ``fit(train, seed) -> model``: trains a model the way a world's model was trained, defence included
 Refit = Callable[[Interactions, int], Recommender]
+#: a row's utility cost: what was measured, its value, and its change against no defence
+Utility = tuple[str, Estimate, Estimate]
+
+
+@dataclass
+class Row:
+    """What the report shows of one defence row: the defence, its claim, its utility cost and
+    the row's cells by attack key (a ``World`` without its models: what the run's records keep)."""
+
+    spec: DefenceSpec
+    statement: PrivacyStatement
+    utility: Utility | None = None
+    cells: dict[str, MatrixCell] = field(default_factory=dict)
 
 
 @dataclass
@@ -27,7 +41,11 @@ class World:
     spec: DefenceSpec
     model: Recommender
     statement: PrivacyStatement
-    utility: tuple[str, Estimate, Estimate] | None = None
-    cells: dict[str, Cell] = field(default_factory=dict)
+    utility: Utility | None = None
+    cells: dict[str, MatrixCell] = field(default_factory=dict)
     refit: Refit | None = None
     release: Any = None
+
+    def row(self) -> Row:
+        """The report's row of this world (its cells so far)."""
+        return Row(self.spec, self.statement, self.utility, dict(self.cells))

@@ -20,7 +20,7 @@ from recprivacy.experiments.runner import register_study
 
 register_study("membership", run_membership, MembershipOptions,
                "user-level membership inference against recommenders and popularity randomization (paper 001)",
-               resumable=True)  # fmt: skip
+               resumable=True, builds_model=False)  # fmt: skip
 
 __all__ = ["THOROUGH_REFERENCES", "AttackSpec", "LabOptions", "MembershipAuditOptions", "MembershipLab",
            "MembershipOptions", "judge", "name_of", "protocol_records", "run_membership", "score_all", "secondary_rows",

@@ -214,10 +214,10 @@ def judge(runs: list[Scored], protocol: str = "served") -> Judgement:
     margin, sample = margin_of(runs, a, b, "auc", level), sample_of(runs, len(keys))
     verdict = judge_attack(attack, baseline.value, margin, name_of(b), chance=0.5, sample=sample)
     below = tuple(k for k in keys if combined(runs, k, "auc", level).high < 0.5)
-    notes = []
-    if below:
-        notes.append(f"below a blind guess: {', '.join(name_of(k) for k in below)}, whose assumptions do not fit this "
-                     "target (not evidence of safety)")  # fmt: skip
+    notes, others = [], [k for k in below if k != a]  # the verdict's own attack below a blind guess is its verdict
+    if others:
+        notes.append(f"not the verdict's attack, read below a blind guess: {', '.join(name_of(k) for k in others)}, whose "
+                     "assumptions do not fit this target (not evidence of safety)")  # fmt: skip
     if protocol == "paper":
         notes += _artefact(runs, a, attack)
     per = tuple(v.value for v in per_seed(runs, a, auc_metric))
@@ -239,16 +239,17 @@ def _artefact(runs: list[Scored], best: str, attack: Estimate) -> list[str]:
     return []
 
 
-def secondary_rows(runs: list[Scored], j: Judgement) -> list[tuple[str, Estimate, float, str, Estimate, tuple[float, ...]]]:
-    """TPR at each of ``FPRS`` of the best attack against the strongest baseline at that FPR:
-    (metric name, value, baseline value, baseline name, margin, per-seed values)."""
+def secondary_rows(runs: list[Scored], j: Judgement, fprs: Sequence[float] = FPRS,
+                   names: Callable[[str], str] = name_of) -> list[tuple[str, Estimate, float, str, Estimate, tuple[float, ...]]]:  # fmt: skip
+    """TPR at each of ``fprs`` of the best attack against the strongest baseline at that FPR:
+    (metric name, value, baseline value, baseline name (``names``), margin, per-seed values)."""
     out = []
-    for fpr in FPRS:
+    for fpr in fprs:
         key = fpr_key(fpr)
         b = strongest_baseline(runs, key)
         value, baseline = combined(runs, j.best_attack, key), combined(runs, b, key)
         seeds = tuple(v.value for v in per_seed(runs, j.best_attack, _metric(key)))
-        name = f"{name_of(b)} at {fpr:.1%} FPR".replace(".0%", "%")
+        name = f"{names(b)} at {fpr:.1%} FPR".replace(".0%", "%")
         out.append((f"TPR at {fpr:.1%} FPR".replace(".0%", "%"), value, baseline.value if baseline.resolvable else float("nan"),
                     name, margin_of(runs, j.best_attack, b, key), seeds))  # fmt: skip
     return out

@@ -65,6 +65,8 @@ from recprivacy.attacks.membership.protocols import PROTOCOLS, check_protocol, s
 from recprivacy.attacks.membership.references import FitFn, ReferenceLists, reference_lists, union
 from recprivacy.data.interactions import Interactions
 from recprivacy.errors import ConfigError
+from recprivacy.experiments.kit.executor import Executor
+from recprivacy.experiments.membership.reference_cells import on_executor
 from recprivacy.metrics.attack import binary_attack_report
 from recprivacy.models import make_model
 from recprivacy.models.base import Recommender
@@ -78,6 +80,28 @@ DATASET_LETTERS = {"ml-1m": "M", "ml-100k": "K", "s3rec-beauty": "A", "s3rec-las
 ALGORITHM_LETTERS = {"itemcf": "I", "lfm": "L", "neumf": "N", "ncf": "N"}
 
 Randomize = Callable[[np.ndarray, int, int, int], np.ndarray]
+
+
+def sub_seed(seed: int, *parts: Any) -> int:
+    """A seed for one random choice, derived from the lab seed and a label."""
+    return int(np.random.SeedSequence([seed, zlib.crc32(repr(parts).encode())]).generate_state(1)[0])
+
+
+@dataclass(frozen=True)
+class BuiltinReference:
+    """``fit(train, j)`` of reference ``j`` of a built-in ``algorithm`` (seeded by the lab's seed, the
+    dataset and ``j``): a small picklable object rather than a closure over the lab, so that an
+    executor on Ray sends each reference task this and not the lab's whole cache (the target,
+    every list and feature matrix)."""
+
+    algorithm: str
+    params: Mapping[str, Any]
+    seed: int
+    dataset: str
+
+    def __call__(self, train: Interactions, j: int) -> Recommender:
+        model_seed = sub_seed(self.seed, "reference", self.dataset, self.algorithm, j)
+        return make_model(self.algorithm, **{"seed": model_seed, **self.params}).fit(train)
 
 
 def letter(name: str, table: Mapping[str, str]) -> str:
@@ -190,6 +214,11 @@ class MembershipLab:
         Interactions of other users by dataset that every reference recommender also trains on
         (``references.reference_lists``): the audit gives the target's members it does not attack,
         so that references train on as many users as the target did.
+    executor:
+        The study kit's executor the reference recommenders are trained on, one cell each
+        (``reference_cells``: ``kit.executor.InProcess`` or ``RayExecutor``, which trains them side
+        by side); None (default) trains them one after another in this process, without a
+        progress line per reference. The lists are the same either way.
     """
 
     def __init__(
@@ -203,6 +232,7 @@ class MembershipLab:
         trainers: Mapping[str, FitFn] | None = None,
         factories: Mapping[str, Callable[[Interactions, int], Recommender]] | None = None,
         reference_filler: Mapping[str, Interactions] | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.datasets = dict(datasets)
         self.options = options or LabOptions()
@@ -214,6 +244,7 @@ class MembershipLab:
         self.trainers = dict(trainers or {})
         self.factories = dict(factories or {})
         self.reference_filler = dict(reference_filler or {})
+        self.executor = executor
         self.k_max = 0
 
     # ------------------------------------------------------------------ plumbing
@@ -241,8 +272,8 @@ class MembershipLab:
         return self.datasets[name]
 
     def _sub_seed(self, *parts: Any) -> int:
-        """A seed for one random choice, derived from the lab seed and a label."""
-        return int(np.random.SeedSequence([self.seed, zlib.crc32(repr(parts).encode())]).generate_state(1)[0])
+        """A seed for one random choice, derived from the lab seed and a label (``sub_seed``)."""
+        return sub_seed(self.seed, *parts)
 
     # ------------------------------------------------------------------ stages
     def partition(self, dataset: str) -> Partition:
@@ -438,17 +469,12 @@ class MembershipLab:
         shadow, target = self.group(dataset, "shadow"), self.group(dataset, "target")
         histories = union(self.histories(dataset, "shadow"), self.histories(dataset, "target"))
         params = self.options.model_params.get(algorithm, {})
-
-        def fit(train: Interactions, j: int) -> Any:
-            if algorithm in self.trainers:
-                return self.trainers[algorithm](train, j)
-            return make_model(algorithm, **{"seed": self._sub_seed("reference", dataset, algorithm, j), **params}).fit(train)
-
+        fit = self.trainers.get(algorithm) or BuiltinReference(algorithm, params, self.seed, dataset)
         users = np.concatenate([shadow.users, target.users])
         share = len(target.members) / len(users)
         return self._cached(("references", dataset, algorithm, k), f"references:{algorithm}", lambda: reference_lists(
             fit, histories, users, self.options.n_references, k, PROTOCOLS, self._sub_seed("references", dataset), share,
-            self.reference_filler.get(dataset)))  # fmt: skip
+            self.reference_filler.get(dataset), None if self.executor is None else on_executor(self.executor)))  # fmt: skip
 
     def calibrated_scores(self, spec: AttackSpec) -> dict[str, np.ndarray]:
         """LiRA (online, offline) and RMIA scores of the target users (``calibrated`` module) from

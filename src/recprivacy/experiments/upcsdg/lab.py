@@ -36,7 +36,7 @@ from recprivacy.experiments.upcsdg.options import CUTOFF, METRICS, VARIANTS, UPC
 from recprivacy.experiments.upcsdg.release import fit_generator
 from recprivacy.metrics.attack import binary_attack_report
 from recprivacy.metrics.ranking import evaluate
-from recprivacy.models import make_model
+from recprivacy.models import make_model, resolved_params
 from recprivacy.models.base import Recommender
 
 ReleaseKey = tuple[str, float, float]
@@ -94,7 +94,9 @@ class SeedLab:
         key = (name, variant, k, gamma)
         if key not in self.models:
             params = self.options.downstream.get(name, {})
-            if variant == "original" and name == self.config.model.name and params == self.config.model.params:
+            same = name == self.config.model.name and resolved_params(name, params) == resolved_params(
+                name, self.config.model.params)
+            if variant == "original" and same:
                 self.models[key] = self.feature_model
             else:
                 fresh = make_model(name, **{"seed": self.seed, **params})
