@@ -29,13 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
-from recprivacy.experiments.kit import Summary, apply_rules, read_rules, tally
-from recprivacy.experiments.kit.compare import paper_value
-from recprivacy.experiments.matrix.cells import Judged, MatrixCell, judged
-from recprivacy.experiments.matrix.render import cell_change, cell_headline
+from recprivacy.experiments import paper_file
+from recprivacy.experiments.kit import Summary, apply_rules, paper_value, read_rules, tally
+from recprivacy.experiments.matrix import Judged, MatrixCell, cell_change, cell_headline, judged
 from recprivacy.attacks.membership.interaction import name as pair_name
-from recprivacy.experiments.membership.compare import family_level, name_of
-from recprivacy.experiments.reference import paper_file
+from recprivacy.experiments.membership import family_level, name_of
 from recprivacy.io import write_text_atomic
 from recprivacy.metrics.intervals import Estimate, mean_interval
 from recprivacy.metrics.verdict import RULE, Sample, judge_attack, judge_defence, users_sample
@@ -653,7 +651,7 @@ def against_pure(method: str, value: float, pure: float) -> str:
 def federated_transcribed_rows(records: list[dict], name: str) -> list[list[str]]:
     """Headline: the DNN's gender F1 on ml-100k against Pure FedRec, APM and uniform LDP, with the
     majority guess, the decision tree (the attacker that finds the leak) and Hit@20."""
-    from recprivacy.experiments.federated.options import METHOD_LABELS
+    from recprivacy.experiments.federated import METHOD_LABELS
 
     table2 = {r["key"]: r for r in records if "key" in r}
     blind, pure = table2["blind"]["values"]["DNN gender"], table2["none"]["values"]["DNN gender"]["mean"]
@@ -669,8 +667,7 @@ def federated_transcribed_rows(records: list[dict], name: str) -> list[list[str]
 
 
 def federated_row(summary: dict, method: str, attribute: str, first: dict, name: str) -> list[str]:
-    from recprivacy.experiments.federated.options import METHOD_LABELS
-    from recprivacy.experiments.federated.paper import paper_f1
+    from recprivacy.experiments.federated import METHOD_LABELS, paper_f1
 
     stat = summary["methods"][method]["metrics"][F1.format(attribute=attribute)]
     guess = first[F1.format(attribute=attribute).replace("weighted_f1_mean", "blind_weighted_f1")]
@@ -683,8 +680,7 @@ def federated_row(summary: dict, method: str, attribute: str, first: dict, name:
 
 def federated_table(summary: dict) -> str:
     """Table II layout: DNN F1 per attribute at ζ = 0.1 and Hit@20, ours (mean ± sd) / paper."""
-    from recprivacy.experiments.federated.options import METHOD_LABELS
-    from recprivacy.experiments.federated.paper import paper_f1, paper_hit20
+    from recprivacy.experiments.federated import METHOD_LABELS, paper_f1, paper_hit20
 
     def ours(stat: dict | None) -> str:
         return "—" if stat is None else f"{stat['mean']:.3f} ± {stat['std']:.3f}"

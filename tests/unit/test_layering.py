@@ -73,13 +73,6 @@ INTERNAL_MEASUREMENTS = {
                            "recprivacy.experiments.runner", "recprivacy.experiments.target"}),
     "scale.py": ("times each stage of the audit from the inside by wrapping the audit study's stages and sections",
                  {"recprivacy.experiments.audit.registry", "recprivacy.experiments.audit.study"}),
-    "results.py": ("writes RESULTS.md with the matrix study's own cell judgement and headline renderers, so its "
-                   "matrix table reads as the matrix report does (the other names have faces; switching them waits "
-                   "for the file's open edits)",
-                   {"recprivacy.experiments.kit.compare", "recprivacy.experiments.matrix.cells",
-                    "recprivacy.experiments.matrix.render", "recprivacy.experiments.membership.compare",
-                    "recprivacy.experiments.reference", "recprivacy.experiments.federated.options",
-                    "recprivacy.experiments.federated.paper"}),
 }
 
 
