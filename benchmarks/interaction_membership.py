@@ -1,7 +1,8 @@
 """Interaction-level membership inference on MovieLens (issue 51): for BPR-MF, ALS, LightGCN
 and ItemCF targets and each seed, 70% of the users are members (a random 20% of each member's rows
 held out of training: the hard non-members), the rest held out of training (the adversary's item
-knowledge); top-100 lists served by id; 10 candidate pairs per member and kind. ROC AUC and TPR at
+knowledge); top-100 lists served by id; 10 candidate pairs per member and kind; ``--references``
+recommenders trained as the target was for the reference-calibrated filter. ROC AUC and TPR at
 1% and 5% FPR of every attack and baseline against hard and easy non-members, per seed, with the
 sample; RESULTS.md judges each target and kind over the seeds from these numbers (``benchmarks/results.py``,
 as ``compare.judge`` does: the best attack's mean against the strongest baseline's, t intervals). Prints
@@ -25,6 +26,7 @@ import numpy as np
 from recprivacy import Audit, Target
 from recprivacy.data.registry import load_dataset
 from recprivacy.experiments import INTERACTION_FPRS, interaction_scored
+from recprivacy.experiments.membership import target_trainer
 from recprivacy.metrics.intervals import auc_interval, tpr_at_fpr_interval
 from recprivacy.models import make_model
 from record import write_record
@@ -37,7 +39,7 @@ def tpr_key(fpr: float) -> str:
     return f"tpr@{fpr:.0%}fpr"
 
 
-def seed_scored(data: Any, algorithm: str, seed: int) -> dict[str, Any]:
+def seed_scored(data: Any, algorithm: str, seed: int, references: int = 4) -> dict[str, Any]:
     """One seed: the partition, the target trained on it and every candidate pair scored, by kind."""
     frame = data.to_frame()[["user_id", "item_id", "timestamp"]]
     ids = np.random.default_rng(seed).permutation(data.user_ids)
@@ -45,7 +47,8 @@ def seed_scored(data: Any, algorithm: str, seed: int) -> dict[str, Any]:
     test = frame[frame.user_id.isin(members)].groupby("user_id").sample(frac=0.2, random_state=seed)
     prepared = Audit(Target.from_model(lambda h, k: None), frame, members, never, test=test)._prepare()
     model = make_model(algorithm, seed=seed, **TARGETS[algorithm]).fit(prepared.train)
-    return interaction_scored(Target.from_recommender(model), prepared, 100, 10, seed)
+    target = Target.from_recommender(model)
+    return interaction_scored(target, prepared, 100, 10, seed, target_trainer(target, seed), references)
 
 
 def seed_records(algorithm: str, seed: int, scored: dict[str, Any]) -> list[dict[str, Any]]:
@@ -74,6 +77,7 @@ def main() -> None:
     parser.add_argument("--dataset", default="ml-100k")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--algorithms", default=",".join(TARGETS))
+    parser.add_argument("--references", type=int, default=4, help="reference recommenders (0: no reference-calibrated filter)")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     data = load_dataset(args.dataset, Path(os.environ.get("RECPRIVACY_DATA", "../shared/datasets")) / args.dataset)
@@ -82,7 +86,7 @@ def main() -> None:
     for algorithm in args.algorithms.split(","):
         start = time.process_time()
         for seed in range(args.seeds):
-            for r in seed_records(algorithm, seed, seed_scored(data, algorithm, seed)):
+            for r in seed_records(algorithm, seed, seed_scored(data, algorithm, seed, args.references)):
                 records.append(r)
                 print(f"| {algorithm} | {seed} | {r['non_members']} | {r['name']} | {r['auc']['value']:.3f} | "
                       f"{r['tpr@1%fpr']['value']:.3f} | {r['tpr@5%fpr']['value']:.3f} |", flush=True)  # fmt: skip

@@ -2,18 +2,25 @@
 ``attacks.membership.interaction``): for the members with held-out rows, which of their (user, item)
 pairs trained the target, against hard non-members (their held-out items) and easy ones (items they
 never had), side by side. The adversary's item popularity and similarity come from the users held out
-of training; each member is served by id from their training history. Each kind is judged by
+of training; each member is served by id from their training history. With a ``trainer`` the adversary
+also trains ``n_references`` recommenders of the target's kind on everything it knows except the
+candidate pairs (every user's known rows: about the target's population, so they mimic its size) and
+asks each for the members' top-k (the ``reference_filter`` attack). Each kind is judged by
 ``compare.judge`` (the best attack against the strongest baseline, Bonferroni intervals), with TPR at
 1% and 5% FPR beside it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
-from recprivacy.attacks.membership.interaction import KINDS, candidate_pairs, interaction_scores, item_knowledge
+from recprivacy.attacks.membership.interaction import (KINDS, Pairs, candidate_pairs, interaction_scores, item_knowledge,
+                                                       reference_expectation, without_candidates)
+from recprivacy.data.interactions import Interactions
 from recprivacy.errors import DataError
 from recprivacy.experiments.erasure.verify import restrict
 from recprivacy.experiments.membership.compare import Judgement, Scored, combined, fpr_key, judge
@@ -24,6 +31,8 @@ from recprivacy.metrics.intervals import Estimate
 #: the FPRs of the TPR columns (MINER reports TPR at 5% FPR)
 INTERACTION_FPRS = (0.01, 0.05)
 UNITS = {"hard": ("training pairs", "held-out pairs"), "easy": ("training pairs", "never-had pairs")}
+#: ``trainer(interactions, index) -> recommender`` of the adversary's reference recommenders
+Trainer = Callable[[Interactions, int], Any]
 
 
 @dataclass(frozen=True)
@@ -42,9 +51,10 @@ class NoPairsToAttack(DataError):
     to measure (not a bad input; any other ``DataError`` of the target's lists is one)."""
 
 
-def interaction_scored(target: Target, data: PreparedData, k: int, per_user: int, seed: int) -> dict[str, Scored]:
+def interaction_scored(target: Target, data: PreparedData, k: int, per_user: int, seed: int, trainer: Trainer | None = None,
+                       n_references: int = 4) -> dict[str, Scored]:  # fmt: skip
     """Scores of every candidate pair of the members with held-out rows, by kind of non-member
-    (``NoPairsToAttack`` when there are none)."""
+    (``NoPairsToAttack`` when there are none); with ``trainer``, ``n_references`` references (module docstring)."""
     heldout = data.valid.with_changes(users=np.concatenate([data.valid.users, data.test.users]),
                                       items=np.concatenate([data.valid.items, data.test.items]), ratings=None,
                                       timestamps=None)  # fmt: skip
@@ -55,9 +65,22 @@ def interaction_scored(target: Target, data: PreparedData, k: int, per_user: int
     pairs = candidate_pairs(data.train, heldout, data.full, members, per_user, seed)
     lists = target.serve(members, k, data.train, trained=True)
     pop, s = item_knowledge(data.full.subset_users(data.heldout_users))
-    attacks, baselines = interaction_scores(pairs, lists, data.full.subset_users(members), pop, s)
+    expectation = None if trainer is None or n_references == 0 else \
+        reference_expectation(pairs, reference_lists(trainer, data.full, pairs, members, n_references))
+    attacks, baselines = interaction_scores(pairs, lists, data.full.subset_users(members), pop, s, expectation)
     every = Scored(pairs.labels, attacks, baselines)
     return {kind: restrict(every, (pairs.kind == "member") | (pairs.kind == kind)) for kind in KINDS}
+
+
+def reference_lists(trainer: Trainer, known: Interactions, pairs: Pairs, members: np.ndarray,
+                    n_references: int) -> np.ndarray:  # fmt: skip
+    """``[n_references, len(members), K]``: the ranking each reference (``trainer(train, index)``,
+    trained on ``known`` without the candidate pairs) serves the ``members`` by id, known items
+    excluded, ``K`` as long as every member's list can be."""
+    train = without_candidates(known, pairs)
+    length = train.n_items - int(train.user_counts()[members].max(initial=0))
+    return np.stack([np.asarray(trainer(train, index).recommend(members, length), dtype=np.int64)
+                     for index in range(n_references)])  # fmt: skip
 
 
 def judge_interactions(runs: list[dict[str, Scored]]) -> dict[str, InteractionResult]:

@@ -13,9 +13,18 @@ popular item's count, ``S`` the cosine similarity of item columns. Scores (highe
   a trained item, so a popular item missing from the list was probably seen;
 * attack ``list_neighbourhood``: ``(1 - [i in L_u]) * mean_{j in L_u} S(i, j)``: a trained item is
   filtered out of the list while its neighbours fill it;
+* attack ``reference_filter`` (when reference recommenders ran, :func:`reference_expectation`):
+  ``(1 - [i in L_u]) * E_ref(u, i)``, where ``E_ref(u, i)`` is how high recommenders of the target's
+  kind that never trained on the pair rank ``i`` for ``u`` (the mean over references of
+  ``(K - rank) / K`` in their top-``K``, 0 outside it, with ``K`` as long as every user's list can
+  be, so nearly every item is ranked): the seen-item filter calibrated per user, since
+  an item the references would show and the target does not was filtered out as seen;
 * baseline ``item_popularity``: ``pop(i)``;
 * baseline ``user_history``: ``mean_{j in H_u, j != i} S(i, j)`` over the user's known history ``H_u``
-  (training and held-out items alike): how well ``i`` fits the user, from the data alone.
+  (training and held-out items alike): how well ``i`` fits the user, from the data alone;
+* baseline ``reference_fit`` (with the references): ``E_ref(u, i)`` alone, how well ``i`` fits ``u``
+  by the adversary's own recommenders, without the target's list: the reference-calibrated filter
+  must beat it, or the signal is the data, not the target.
 """
 
 from __future__ import annotations
@@ -27,12 +36,14 @@ from scipy import sparse
 
 from recprivacy.data.interactions import Interactions
 
-ATTACKS = ("seen_filter", "list_neighbourhood")
-BASELINES = ("item_popularity", "user_history")
+ATTACKS = ("seen_filter", "list_neighbourhood", "reference_filter")
+BASELINES = ("item_popularity", "user_history", "reference_fit")
 KINDS = ("hard", "easy")
 #: report names of the attacks, baselines and the blind guess
 NAMES = {"seen_filter": "seen-item filter", "list_neighbourhood": "list neighbourhood",
-         "item_popularity": "item popularity", "user_history": "user's history similarity", "blind": "blind guess"}
+         "reference_filter": "reference-calibrated filter",
+         "item_popularity": "item popularity", "user_history": "user's history similarity",
+         "reference_fit": "references' ranking without the target", "blind": "blind guess"}
 
 
 def name(key: str) -> str:
@@ -97,10 +108,32 @@ def item_knowledge(adversary: Interactions) -> tuple[np.ndarray, np.ndarray]:
     return pop, s
 
 
+def without_candidates(known: Interactions, pairs: Pairs) -> Interactions:
+    """``known`` without the rows that are candidate pairs (either label): what a reference trains
+    on so that it has seen none of the pairs it is asked about."""
+    rows = known.users.astype(np.int64) * known.n_items + known.items
+    return known.select(~np.isin(rows, pairs.users * known.n_items + pairs.items))
+
+
+def reference_expectation(pairs: Pairs, reference_lists: np.ndarray) -> np.ndarray:
+    """``E_ref(u, i)`` of every pair (module docstring) from ``reference_lists``
+    (``[n_refs, n_users, K]``, rows as ``pairs.row``, best first): the mean over references of
+    ``(K - rank) / K`` where ``i`` is at 0-based ``rank`` in the top-``K``, else 0."""
+    n_refs, n_users, length = reference_lists.shape
+    total = np.zeros(len(pairs.row))
+    rows = np.arange(n_users)[:, None]
+    for ranking in reference_lists:  # one [n_users, n_items + 1] rank table at a time (memory)
+        rank = np.full((n_users, max(int(ranking.max(initial=0)), int(pairs.items.max(initial=0))) + 1), length)
+        rank[rows, ranking] = np.arange(length)
+        total += (length - rank[pairs.row, pairs.items]) / length
+    return total / n_refs
+
+
 def interaction_scores(pairs: Pairs, lists: np.ndarray, history: Interactions, pop: np.ndarray,
-                       s: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:  # fmt: skip
+                       s: np.ndarray, expectation: np.ndarray | None = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:  # fmt: skip
     """Each attack's and baseline's score of every pair (module docstring). ``lists``: ``[n_users, k]``
-    served to the attacked users (rows as ``pairs.row``); ``history``: what the adversary knows of them."""
+    served to the attacked users (rows as ``pairs.row``); ``history``: what the adversary knows of them;
+    ``expectation``: ``reference_expectation`` of the pairs (no ``reference_filter`` attack without it)."""
     in_list = (lists[pairs.row] == pairs.items[:, None]).any(axis=1)
     absent = (~in_list).astype(np.float64)
     neighbourhood = s[pairs.items[:, None], lists[pairs.row]].mean(axis=1)
@@ -111,4 +144,7 @@ def interaction_scores(pairs: Pairs, lists: np.ndarray, history: Interactions, p
     sizes = np.asarray(h.sum(axis=1)).ravel()[pairs.users]
     attacks = {"seen_filter": absent * pop[pairs.items], "list_neighbourhood": absent * neighbourhood}
     baselines = {"item_popularity": pop[pairs.items].copy(), "user_history": fit / np.maximum(sizes - 1, 1)}
+    if expectation is not None:
+        attacks["reference_filter"] = absent * expectation
+        baselines["reference_fit"] = expectation
     return attacks, baselines

@@ -11,10 +11,13 @@ Who plays which part:
   them) and ``per_user`` **easy** ones (items the member never had, the non-members of MINER,
   CIKM 2024), judged side by side;
 * the adversary's item popularity and item-item similarity come from the users held out of
-  training (``study_options.holdout_users``), never from the members.
+  training (``study_options.holdout_users``), never from the members;
+* where the target can be retrained (a built-in model, a training function), ``references``
+  recommenders trained as the target was, on every known row except the candidate pairs, tell
+  how high a model that never saw a pair ranks it (the reference-calibrated filter).
 
 Each kind is judged by ``compare.judge`` on ROC AUC: the best of the two attacks (the seen-item
-filter, the list neighbourhood) against the strongest baseline (item popularity, the user's
+filter, the list neighbourhood, the reference-calibrated filter) against the strongest baseline (item popularity, the user's
 history, a blind guess) at the Bonferroni level; TPR at 1% and 5% FPR (MINER reports 5%) are
 secondary rows against the strongest baseline at that FPR. The target is fixed, so there is one
 draw of pairs (seeded by the config's seed) and the intervals are stratified bootstraps over
@@ -28,7 +31,7 @@ default audit should spend on one further question (measured in docs/decisions.m
 
 from __future__ import annotations
 
-from pydantic import PositiveInt
+from pydantic import NonNegativeInt, PositiveInt
 
 from recprivacy.attacks.membership.interaction import name
 from recprivacy.config import StudyOptions
@@ -37,6 +40,7 @@ from recprivacy.experiments.audit.registry import AuditContext, register_audit_s
 from recprivacy.experiments.audit.writer import SectionWriter
 from recprivacy.experiments.interaction import (INTERACTION_FPRS, InteractionResult, NoPairsToAttack, interaction_scored,
                                                judge_interactions)
+from recprivacy.experiments.membership.audit import target_trainer
 from recprivacy.experiments.membership.compare import combined, secondary_rows
 from recprivacy.experiments.train import PreparedData
 
@@ -45,10 +49,12 @@ WHAT = {"hard": "held-out items the member really had", "easy": "items the membe
 
 
 class InteractionAuditOptions(StudyOptions):
-    """List length ``k`` served to each member; ``per_user``: candidate pairs of each label and kind per member."""
+    """List length ``k`` served to each member; ``per_user``: candidate pairs of each label and kind per member;
+    ``references``: reference recommenders of the reference-calibrated filter (0: not run)."""
 
     k: PositiveInt = 100
     per_user: PositiveInt = 10
+    references: NonNegativeInt = 4
 
 
 def fit_interaction_options(o: InteractionAuditOptions, data: PreparedData) -> tuple[InteractionAuditOptions, list[str]]:
@@ -62,7 +68,8 @@ def interaction_section(ctx: AuditContext, out: SectionWriter) -> None:
     """Score every candidate pair, judge each kind of non-member and write rows, table and text."""
     o = ctx.options
     try:
-        scored = interaction_scored(ctx.target, ctx.data, o.k, o.per_user, ctx.config.seed)
+        trainer = target_trainer(ctx.target, ctx.config.seed)
+        scored = interaction_scored(ctx.target, ctx.data, o.k, o.per_user, ctx.config.seed, trainer, o.references)
     except NoPairsToAttack as err:  # a bad input (e.g. logged lists shorter than k) is refused, not skipped
         out.write(f"Not measured: {err}.")
         return
@@ -74,7 +81,7 @@ def interaction_section(ctx: AuditContext, out: SectionWriter) -> None:
                              "TPR@5%FPR [95%]"], rows,
                   f"Interaction-level membership: training pairs against each kind of non-member pair, top-{o.k} lists "
                   "served by id; stratified bootstrap over pairs (ROC AUC), Clopper-Pearson (TPR)")  # fmt: skip
-    out.write(_text(o))
+    out.write(_text(o, trainer is not None))
 
 
 def _attack(kind: str, best: str) -> str:
@@ -102,7 +109,15 @@ def _table_rows(out: SectionWriter, kind: str, r: InteractionResult) -> list[lis
     return rows
 
 
-def _text(o: InteractionAuditOptions) -> str:
+def _text(o: InteractionAuditOptions, retrainable: bool) -> str:
+    if not retrainable or o.references == 0:
+        references = ("The reference-calibrated filter did not run: " + ("`references` is 0." if retrainable else
+                      "the target cannot be retrained (its algorithm or training function is not given)."))  # fmt: skip
+    else:
+        references = (f"The **reference-calibrated filter** trains {o.references} recommenders as the target was trained, on "
+                      "every row the adversary knows except the candidate pairs, and scores an item missing from the "
+                      "target's list by how high the references rank it for the member: an item a model that never saw "
+                      "the pair would show, and the target does not, was filtered out as seen.")  # fmt: skip
     return (
         "An adversary who knows a member's interactions and sees the top-k list the target serves them guesses which of "
         "those interactions trained the target. Training pairs are set against **hard** non-members (items the member "
@@ -115,7 +130,7 @@ def _text(o: InteractionAuditOptions) -> str:
         f"training. {o.per_user} pairs of each label and kind per member; the verdict is on ROC AUC, the best attack "
         "against the strongest baseline at the Bonferroni level; TPR at 1% and 5% FPR are shown against the strongest "
         "baseline at that FPR. The intervals resample pairs; a member's pairs share one list, so they are optimistic "
-        "about how the result would vary over other members."
+        "about how the result would vary over other members. " + references
     )
 
 

@@ -49,14 +49,13 @@ from recprivacy.config import Config, StudyOptions
 from recprivacy.data.interactions import Interactions
 from recprivacy.errors import ConfigError
 from recprivacy.experiments.audit import AuditContext, fit_list_length
-from recprivacy.experiments.membership.audit import MembershipAuditOptions, adversary_trainer, trained_like
+from recprivacy.experiments.membership.audit import MembershipAuditOptions, adversary_trainer, target_trainer
 from recprivacy.experiments.membership.audit_groups import ServedRecommender, audit_partition
 from recprivacy.attacks.membership.list_statistics import orientation
 from recprivacy.experiments.membership.compare import Scored, score_all
 from recprivacy.experiments.membership.lab import AttackSpec, LabOptions, MembershipLab
 from recprivacy.experiments.target import Target
 from recprivacy.experiments.train import PreparedData
-from recprivacy.models import make_model
 
 #: the comparisons, each a group of members against the never-members
 COMPARISONS = ("forgotten", "retained", "before")
@@ -148,14 +147,8 @@ def adversary(ctx: AuditContext, o: ErasureOptions, seed: int) -> Trainer:
     references, each trained once (the two comparisons on the after-model share them): a built-in
     after-model's own algorithm and parameters (``trained_like``), else ``adversary_trainer``."""
     after = ctx.target
-    if o.shadow_algorithm is None and after.algorithm is not None:
-        params = trained_like(after.recommender, after.params)
-
-        def trainer(train: Interactions, index: int) -> Any:
-            model_seed = int(np.random.SeedSequence([seed, index + 1]).generate_state(1)[0])
-            return make_model(after.algorithm, **{**params, "seed": model_seed}).fit(train)
-    else:
-        trainer = adversary_trainer(ctx, o, seed)
+    trainer = target_trainer(after, seed) if o.shadow_algorithm is None and after.algorithm is not None \
+        else adversary_trainer(ctx, o, seed)
     if trainer is None:
         raise ConfigError(f"erasure: the after-model ({after.description}) cannot be retrained, so the adversary's "
                           "references need an algorithm; expected shadow_algorithm (--shadow-model NAME)")  # fmt: skip

@@ -10,7 +10,7 @@
 """
 
 from recprivacy.experiments.membership import audit  # noqa: F401  (registers the audit section)
-from recprivacy.experiments.membership.audit import THOROUGH_REFERENCES, MembershipAuditOptions
+from recprivacy.experiments.membership.audit import THOROUGH_REFERENCES, MembershipAuditOptions, target_trainer
 from recprivacy.experiments.membership.compare import (family_level, judge, name_of, protocol_records, score_all, secondary_rows,
                                                        summarise_records)
 from recprivacy.experiments.membership.lab import AttackSpec, LabOptions, MembershipLab
@@ -24,4 +24,4 @@ register_study("membership", run_membership, MembershipOptions,
 
 __all__ = ["THOROUGH_REFERENCES", "AttackSpec", "LabOptions", "MembershipAuditOptions", "MembershipLab",
            "MembershipOptions", "family_level", "judge", "name_of", "protocol_records", "run_membership", "score_all", "secondary_rows",
-           "summarise_records"]  # fmt: skip
+           "summarise_records", "target_trainer"]  # fmt: skip

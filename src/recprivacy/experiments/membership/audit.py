@@ -70,6 +70,7 @@ from recprivacy.config import StudyOptions
 from recprivacy.defenses.popularity_randomization import PopularityRandomization
 from recprivacy.data.interactions import Interactions
 from recprivacy.experiments.audit import AuditContext, SectionWriter, fit_list_length, register_audit_section
+from recprivacy.experiments.target import Target
 from recprivacy.experiments.train import PreparedData
 from recprivacy.experiments.membership.audit_groups import (ServedRecommender, audit_partition, eligible_heldout,
                                                                eligible_trained)
@@ -190,6 +191,23 @@ def adversary_trainer(ctx: AuditContext, o: MembershipAuditOptions, seed: int) -
         return fit
     if ctx.model is None and ctx.target.fit_fn is not None:
         target = ctx.target  # only the target, not the whole context, goes to a Ray task with each reference
+        return lambda train, index: ServedRecommender(target.fit(train), train)
+    return None
+
+
+def target_trainer(target: Target, seed: int) -> Trainer | None:
+    """``train(interactions, index) -> recommender`` trained as ``target`` was: a built-in target's
+    algorithm and parameters (``trained_like``), seeded by ``seed`` and the index, or the target's
+    training function; None for a target that cannot be retrained (lists, an endpoint, an object)."""
+    if target.algorithm is not None:
+        algorithm, params = target.algorithm, trained_like(target.recommender, target.params)
+
+        def fit(train: Interactions, index: int) -> Any:
+            model_seed = int(np.random.SeedSequence([seed, index + 1]).generate_state(1)[0])
+            return make_model(algorithm, **{**params, "seed": model_seed}).fit(train)
+
+        return fit
+    if target.fit_fn is not None:
         return lambda train, index: ServedRecommender(target.fit(train), train)
     return None
 
