@@ -7,7 +7,11 @@ and LightGCN under user-level DP-SGD at ε = 1, 4, 8 against the non-private mod
   Cost: one clipped sum of ``--batch`` triples, example-level (a triple per unit) and user-level
   (the triples of ``--batch // 85`` users, Opacus's per-sample gradients summed per user with
   ``index_add`` before the norms), each in a fresh child process: median CPU ms per step over
-  ``--steps`` steps and the child's peak RSS above the loaded data.
+  ``--steps`` steps and the child's peak RSS above the loaded data. ``rowlocal-*``: the engine's
+  row-local path on the same triples (``clipped_sum(..., lookups=...)``, one backward pass on
+  per-(unit, row) pair tables; what ``make_private`` uses for BPR-MF), with its max absolute
+  difference from the ``func-*`` sum. ``--methods`` runs some of the methods; the others keep
+  their earlier rows.
 * ``utility`` (``--models bpr,lightgcn``, ``--rows nonprivate,eps=1,eps=4,eps=8``): per-user random 8:1:1 split, seed 0 (one seed); each
   model non-private (its defaults, early stopping on validation) and
   ``make_private(Model(n_factors=16), ε, δ = 1e-6)`` at the engine settings of
@@ -46,7 +50,9 @@ EPSILONS = (1.0, 4.0, 8.0)
 #: the engine settings of the matrix's DP-SGD rows (configs/matrix/ml-100k.yaml)
 ENGINE = {"batch_users": 512, "n_epochs": 40, "lr": 0.01}
 FACTORS = 16
-METHODS = ("opacus-example", "func-example", "opacus-user", "func-user")
+METHODS = ("opacus-example", "func-example", "opacus-user", "func-user", "rowlocal-example", "rowlocal-user")
+#: the table each BPR triple column indexes (``bpr_net``), for the row-local path
+LOOKUPS = ("user.weight", "item.weight", "item.weight")
 MODELS = ("bpr", "lightgcn")
 #: the utility part's rows of each model; rows not run keep their earlier measurement
 ROWS = ("nonprivate", *(f"eps={e:g}" for e in EPSILONS))
@@ -111,7 +117,6 @@ def opacus_clipped_sum(gsm, net, owners, tensors, max_norm: float):
 
 def run_clipping(method: str, data_dir: str, batch: int, steps: int) -> dict[str, Any]:
     """CPU ms per clipped sum and peak RSS of one method (module docstring), in this process."""
-    import numpy as np
     import torch
 
     from recprivacy.defenses.dp_engine import clipped_sum
@@ -128,21 +133,25 @@ def run_clipping(method: str, data_dir: str, batch: int, steps: int) -> dict[str
         gsm = GradSampleModule(net, loss_reduction="sum")
         run = lambda: opacus_clipped_sum(gsm, net, owners, tensors, 1.0)  # noqa: E731
     else:
-        run = lambda: clipped_sum(net, owners, tuple(tensors), int(owners.max()) + 1, 1.0)  # noqa: E731
+        lookups = LOOKUPS if library == "rowlocal" else ()
+        run = lambda: clipped_sum(net, owners, tuple(tensors), int(owners.max()) + 1, 1.0, lookups=lookups)  # noqa: E731
     times = []
     for _ in range(steps + 1):
         start = time.process_time()
         run()
         times.append(time.process_time() - start)
-    return {"method": method, "units": int(owners.max()) + 1, "triples": batch,
-            "cpu_ms_per_step": 1000 * statistics.median(times[1:]),
-            "peak_rss_above_data_mb": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024}  # fmt: skip
+    out = {"method": method, "units": int(owners.max()) + 1, "triples": batch,
+           "cpu_ms_per_step": 1000 * statistics.median(times[1:]),
+           "peak_rss_above_data_mb": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024}  # fmt: skip
+    if library == "rowlocal":
+        general, fast = clipped_sum(net, owners, tuple(tensors), out["units"], 1.0)[0], run()[0]
+        out["max_abs_difference_from_func"] = max(float((general[k] - fast[k]).abs().max()) for k in general)
+    return out
 
 
 def correctness(data_dir: str) -> dict[str, float]:
     """Max |Opacus − torch.func| over the per-sample gradients of 64 triples, and the largest
     per-sample gradient entry for scale."""
-    import torch
     from opacus import GradSampleModule
     from torch.func import functional_call, grad, vmap
 
@@ -196,16 +205,17 @@ def run_utility(child: str, data_dir: str) -> dict[str, Any]:
 
 
 def _existing(path: str) -> dict[str, Any]:
-    """The record at ``path`` without its provenance (empty when there is none); its utility rows
-    and, as ``clipping_date``, its clipping part carry the date they were measured (kept rows keep it)."""
+    """The record at ``path`` without its provenance (empty when there is none); each of its utility
+    and clipping rows carries the date it was measured (kept rows keep it)."""
     if not Path(path).exists():
         return {}
     record = json.loads(Path(path).read_text())
     date = record.get("date")
     for row in record.get("utility", []):
         row.setdefault("date", date)
-    if "clipping" in record:
-        record.setdefault("clipping_date", date)
+    for row in record.get("clipping", []):
+        row.setdefault("date", record.get("clipping_date", date))
+    record.pop("clipping_date", None)
     return {k: v for k, v in record.items() if k not in ("date", "machine", "command")}
 
 
@@ -215,6 +225,7 @@ def main() -> None:
     p.add_argument("--batch", type=int, default=2048)
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--parts", default="clipping,utility")
+    p.add_argument("--methods", default=",".join(METHODS), help="clipping part: comma-separated of " + ", ".join(METHODS))
     p.add_argument("--models", default=",".join(MODELS), help="utility part: comma-separated of " + ", ".join(MODELS))
     p.add_argument("--rows", default=",".join(ROWS), help="utility part: comma-separated of " + ", ".join(ROWS))
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "dp_engine.json"))
@@ -233,11 +244,16 @@ def main() -> None:
         p.error(f"--rows: unknown {unknown}; expected some of {', '.join(ROWS)}")
     record: dict[str, Any] = {**_existing(args.out), "benchmark": "dp_engine", "dataset": "ml-100k", "threads": 1}
     child_args = ["--data-dir", args.data_dir, "--batch", str(args.batch), "--steps", str(args.steps)]
+    methods = [m for m in args.methods.split(",") if m]
+    if unknown := sorted(set(methods) - set(METHODS)):
+        p.error(f"--methods: unknown {unknown}; expected some of {', '.join(METHODS)}")
     if "clipping" in args.parts:
-        record["correctness"] = correctness(args.data_dir)
-        print(f"Opacus vs torch.func per-sample gradients: max |diff| {record['correctness']['max_abs_difference']:.2e}")
-        record["clipping"] = [run_child(__file__, m, child_args) for m in METHODS]
-        record["clipping_date"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        if any(m.startswith("opacus") for m in methods):
+            record["correctness"] = correctness(args.data_dir)
+            print(f"Opacus vs torch.func per-sample gradients: max |diff| {record['correctness']['max_abs_difference']:.2e}")
+        kept = [r for r in record.get("clipping", []) if r["method"] not in methods]
+        now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        record["clipping"] = kept + [{**run_child(__file__, m, child_args), "date": now} for m in methods]
         for r in record["clipping"]:
             print(f"{r['method']:15s} {r['units']:5d} units {r['cpu_ms_per_step']:8.1f} CPU ms/step "
                   f"peak RSS +{r['peak_rss_above_data_mb']:.0f} MB", flush=True)
