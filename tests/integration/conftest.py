@@ -37,7 +37,8 @@ def _shared_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def matrix_run(tmp_path_factory) -> Callable[[dict[str, Any]], tuple[Path, Path]]:
     """``matrix_run(config) -> (config_path, run_dir)``: the finished run folder of ``recprivacy matrix
-    --config`` on ``config``, made once per session and config (keyed by the config's content), under
+    --config`` on ``config`` (what the command printed, piped at 100 columns, in ``terminal.txt`` beside the
+    config), made once per session and config (keyed by the config's content), under
     a lock shared by the xdist workers. Call it where the run is needed: a worker that asks while
     another builds it waits."""
     shared = _shared_folder(tmp_path_factory)
@@ -51,8 +52,9 @@ def matrix_run(tmp_path_factory) -> Callable[[dict[str, Any]], tuple[Path, Path]
                 shutil.rmtree(out, ignore_errors=True)  # what a failed attempt left
                 folder.mkdir(exist_ok=True)
                 path.write_text(yaml.safe_dump(config))
-                result = CliRunner().invoke(app, ["matrix", "--config", str(path), "--out", str(out)])
+                result = CliRunner().invoke(app, ["matrix", "--config", str(path), "--out", str(out)], env={"COLUMNS": "100"})
                 assert result.exit_code == 0, result.output
+                (folder / "terminal.txt").write_text(result.stdout)  # what the command printed, piped at 100 columns
             (run_dir,) = out.iterdir()
             return path, run_dir
 

@@ -228,3 +228,17 @@ def test_every_matrix_verdict_is_rederived_by_hand_from_its_record(results):
 def test_the_report_opens_with_the_heat_map(results):
     first = results.sections[0]
     assert first.title == "At a glance" and first.figures == ["matrix"]
+
+
+def test_the_terminal_prints_one_answer_line_per_attack_within_the_width(matrix_run, results):
+    """Piped at COLUMNS=100, ``recprivacy matrix`` prints the answer (one line per measured attack:
+    its verdict, the defence that reduces it most, those that backfire), not the wide matrix table."""
+    config_path, _ = matrix_run(MATRIX_CONFIG)
+    printed = (config_path.parent / "terminal.txt").read_text().splitlines()
+    answer = results.tables["answer"].rows
+    assert len(answer) >= 5 and [row[0] for row in answer] == list(dict.fromkeys(row[0] for row in answer))
+    lines = printed[: len(answer)]
+    assert all(len(line) <= 100 for line in lines), max(lines, key=len)  # the paths after them are not cut
+    assert [line.split("  ")[0] for line in lines] == [row[0] for row in answer]
+    assert [line.split()[1 + row[0].count(" ")] for line, row in zip(lines, answer)] == [row[1].split()[0] for row in answer]
+    assert printed[len(answer)].startswith("Run written to")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from recprivacy.experiments.audit.answer import ANSWER_COLUMNS
 from recprivacy.experiments.matrix.cells import DIGITS, Canaries, Change, Judged, MatrixCell, defence_change
 from recprivacy.experiments.matrix.options import MatrixOptions
 from recprivacy.experiments.matrix.plan import ATTACKS, AttackColumn, not_applicable
@@ -122,6 +123,12 @@ def render(results: Results, outcome: Outcome, options: MatrixOptions, canaries:
     results.add_section("At a glance", "Rows are defences, columns attacks. Each cell names the stronger attacker's verdict "
                         "and, in a defended row, the defence's; the intervals, samples and attackers are in the table "
                         "below, the privacy-utility frontier after it.", [], figures[:1])  # fmt: skip
+    answer = results.add_table("answer", ANSWER_COLUMNS, answer_rows(worlds, changes),
+                               "One line per attack: its verdict where it first applies (the undefended row, else the "
+                               "first defence it observes), the defence that reduces it most with that defence's utility "
+                               "change, and the defences that backfire")  # fmt: skip
+    results.add_section("The answer by attack", "The heat map in words, as `recprivacy matrix` prints it on the terminal.",
+                        [answer])  # fmt: skip
     results.add_section("Attack x defence matrix", "\n\n".join(text), [table, long], figures[1:])
     uploads = results.add_table("matrix-epsilon-uploads", ["defence (paper 004)", "claimed ε", "δ", "accountant",
                                                            "unit of privacy", "ROC lower bound (95%)",
@@ -141,6 +148,60 @@ def render(results: Results, outcome: Outcome, options: MatrixOptions, canaries:
     results.add_section("Privacy statements", "", [results.add_table(
         "matrix-statements", ["defence", "claim", "protects", "scope", "accountant", "notes", "noise"], statements,
         "Each defence's privacy_statement(), one field per column")])  # fmt: skip
+
+
+#: each column's risk in a few words (the answer's risk column)
+RISKS = {"membership": "membership", "interactions": "interactions", "attribute": "attribute (lists)",
+         "exposure": "exposure", "canaries": "canary membership", "recovery": "release recovery",
+         "uploads": "attribute (uploads)"}  # fmt: skip
+
+
+def answer_rows(worlds: list[Row], changes: dict[tuple[str, str], Change | None]) -> list[list[str]]:
+    """One answer line (``audit.answer.ANSWER_COLUMNS``) per attack column that was measured: the
+    stronger attacker's verdict and value where the attack first applies (the undefended row, else
+    the first defence whose channel it observes), the defences that reduce it (``_reductions``) and
+    those that backfire."""
+    rows = []
+    for a in ATTACKS:
+        measured = [w for w in worlds if w.cells[a.key].best is not None]
+        if not measured:
+            continue
+        first, best = measured[0], measured[0].cells[a.key].best
+        where = "undefended" if first is worlds[0] else f"under {first.spec.title}"
+        finding = f"{a.metric} {best.value.value:.2f} [{best.value.low:.2f}, {best.value.high:.2f}] {where}"
+        word = {w.spec.key: c.verdict.label for w in measured[1:] if (c := changes[w.spec.key, a.key]) is not None}
+        reduced = [w for w in measured[1:] if word.get(w.spec.key) == "reduces"]
+        if reduced:
+            finding += "; " + _reductions(reduced, a.key, changes)
+        elif first is worlds[0] and len(measured) > 1:
+            finding += "; no defence measurably reduces it"
+        if backfire := [w.spec.title for w in measured[1:] if word.get(w.spec.key) == "backfires"]:
+            finding += "; backfires: " + ", ".join(backfire)
+        rows.append([RISKS[a.key], best.verdict.label, finding, str(best.sample or "-")])
+    return rows
+
+
+def _reductions(reduced: list[Row], key: str, changes: dict[tuple[str, str], Change | None]) -> str:
+    """Of the defences whose change reads "reduces": the cheapest (the smallest utility loss, among
+    those whose utility was measured) and the strongest (the most negative change), each with its
+    change and utility change; one name when they are the same defence."""
+    def said(w: Row) -> str:
+        return f"{w.spec.title} ({changes[w.spec.key, key].estimate.value:+.2f}{_cost(w)})"
+
+    strongest = min(reduced, key=lambda w: changes[w.spec.key, key].estimate.value)
+    priced = [w for w in reduced if w.utility is not None]
+    cheapest = max(priced, key=lambda w: w.utility[2].value) if priced else strongest
+    if cheapest is strongest:
+        return f"reduced most and most cheaply by {said(strongest)}"
+    return f"cheapest reduction: {said(cheapest)}; strongest: {said(strongest)}"
+
+
+def _cost(world: Row) -> str:
+    """``, utility Recall@10 -0.198`` (the row's utility change), or nothing when not measured."""
+    if world.utility is None:
+        return ""
+    name, _, change = world.utility
+    return f", utility {name.split(' (')[0]} {change.value:+.3f}"
 
 
 def _utility(world: Row) -> str:
@@ -200,7 +261,7 @@ def _figure(results: Results, worlds: list[Row], changes: dict[tuple[str, str], 
     text = [[glance_text(w.cells[a.key], changes[w.spec.key, a.key]) for a in ATTACKS] for w in worlds]
     columns = [f"{a.title} ({a.metric})" for a in ATTACKS]
     png = heatmap(grid, [w.spec.title for w in worlds], columns, colorbar="margin over the strongest baseline",
-                  cell_text=text, centre=0.0, size=(3.4 + 1.25 * len(ATTACKS), 1.6 + 0.62 * len(worlds)))  # fmt: skip
+                  cell_text=text, centre=0.0, size=(3.4 + 1.45 * len(ATTACKS), 1.6 + 0.62 * len(worlds)))  # fmt: skip
     return results.add_figure("matrix", png, "Each cell: the stronger attacker's verdict and its margin over the strongest "
                               "baseline on the column's metric (colour: red above the baseline, blue below); in a defended "
                               "row then the defence's verdict and change against the no-defence row; '—': the defence does "
