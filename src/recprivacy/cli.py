@@ -491,12 +491,12 @@ VERDICT_STYLES = {"leaks": "bold red", "backfires": "bold red", "inconclusive": 
                   "not enough users": "yellow", "no leak measured": "green", "reduces": "green"}  # fmt: skip
 
 
-def _summary_width() -> int:
-    """The terminal's width; off a terminal ``COLUMNS`` when set, else 100."""
+def _summary_width(piped: int = 100) -> int:
+    """The terminal's width; off a terminal ``COLUMNS`` when set, else ``piped``."""
     if sys.stdout.isatty():
         return Console().width
     value = os.environ.get("COLUMNS", "")
-    return int(value) if value.isdigit() and int(value) > 0 else 100
+    return int(value) if value.isdigit() and int(value) > 0 else piped
 
 
 def _print_answer(rows: list[list[Any]]) -> None:
@@ -533,7 +533,7 @@ def _print_rows(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]
         table.add_column(str(column), ratio=3 if i == 0 else None)
     for row in rows:
         table.add_row(*(format_value(v) for v in row))
-    Console(width=None if sys.stdout.isatty() else 150).print(table)  # logs and pipes get full rows
+    Console(width=_summary_width(piped=150)).print(table)  # logs and pipes get full rows unless COLUMNS says otherwise
 
 
 # ---------------------------------------------------------------------------- datasets and reports

@@ -310,3 +310,13 @@ def test_audit_help_groups_its_options_and_shows_examples():
     assert result.exit_code == 0
     for text in ("Built-in target", "Your own system", "Attacks and output", "Examples:", "lightgcn", "synthetic_release"):
         assert text in result.stdout, text
+
+
+@pytest.mark.parametrize("columns", ["60", "100"])
+def test_a_piped_table_respects_columns(tmp_path, columns):
+    """Off a terminal a table is 150 columns wide unless COLUMNS says otherwise (issue 48)."""
+    wide = runner.invoke(app, ["datasets", "list", "--data-dir", str(tmp_path)], env={"COLUMNS": ""})
+    narrow = runner.invoke(app, ["datasets", "list", "--data-dir", str(tmp_path)], env={"COLUMNS": columns})
+    assert wide.exit_code == narrow.exit_code == 0, wide.output + narrow.output
+    assert max(map(len, wide.stdout.splitlines())) > int(columns)  # the rows would not fit without it
+    assert max(map(len, narrow.stdout.splitlines())) <= int(columns)
