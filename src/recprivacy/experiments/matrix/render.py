@@ -125,8 +125,8 @@ def render(results: Results, outcome: Outcome, options: MatrixOptions, canaries:
                         "below, the privacy-utility frontier after it.", [], figures[:1])  # fmt: skip
     answer = results.add_table("answer", ANSWER_COLUMNS, answer_rows(worlds, changes),
                                "One line per attack: its verdict where it first applies (the undefended row, else the "
-                               "first defence it observes), the defence that reduces it most with that defence's utility "
-                               "change, and the defences that backfire")  # fmt: skip
+                               "first defence it observes), the cheapest and the strongest of the defences that reduce it, "
+                               "each with its change and utility change, and the defences that backfire")  # fmt: skip
     results.add_section("The answer by attack", "The heat map in words, as `recprivacy matrix` prints it on the terminal.",
                         [answer])  # fmt: skip
     results.add_section("Attack x defence matrix", "\n\n".join(text), [table, long], figures[1:])
