@@ -126,7 +126,8 @@ def test_synthesize_command_releases_only_public_data_within_each_users_gamma(tm
     prefs = tmp_path / "prefs.csv"
     prefs.write_text("user_id,k,gamma\n3,0.8,0.05\n5,0.5,0.3\n")  # user 3 asks for a tiny cap
     out = tmp_path / "release"
-    result = runner.invoke(app, ["synthesize", "--privacy", str(prefs), "--k", "0.25", "--out", str(out), *TINY_CLI])
+    result = runner.invoke(app, ["synthesize", "--privacy", str(prefs), "--k", "0.25", "--out", str(out), *TINY_CLI],
+                           env={"COLUMNS": ""})  # piped without COLUMNS: the summary's rows on one line each
     assert result.exit_code == 0, result.output
     text = " ".join(result.stdout.split())
     assert f"{out / 'public'}: release this" in text and f"{out / 'private'}: keep, it undoes the protection" in text
