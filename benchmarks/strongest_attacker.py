@@ -14,6 +14,8 @@ recommenders: ``default`` is ``MembershipAuditOptions.n_references``, ``thorough
     RECPRIVACY_DATA=/work/shared/datasets python benchmarks/strongest_attacker.py --dataset ml-100k --seeds 3
     RECPRIVACY_DATA=/work/shared/datasets python benchmarks/strongest_attacker.py --dataset ml-100k --seeds 1 \
         --algorithms bpr,lfm --references 4,8,16,32
+    RECPRIVACY_DATA=/work/shared/datasets OMP_NUM_THREADS=1 python benchmarks/strongest_attacker.py --dataset ml-1m \
+        --algorithms ncf --settings thorough --workers 3
 
 Writes ``benchmarks/results/strongest_attacker-<dataset>.json`` (or ``--out``) after every target, adding to
 the records an earlier run with the same seeds left there (``--settings`` and ``--algorithms`` measure a part).
@@ -26,12 +28,15 @@ import json
 import os
 import platform
 import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 from recprivacy.data.registry import load_dataset
 from recprivacy.experiments.membership import (THOROUGH_REFERENCES, AttackSpec, LabOptions, MembershipAuditOptions,
-                                               MembershipLab, judge, name_of, score_all, secondary_rows)
+                                               MembershipLab, Scored, judge, name_of, score_all,
+                                               secondary_rows)
 
 ALGORITHMS = ("itemcf", "lfm", "bpr", "als", "lightgcn", "ncf")
 #: the served table's fixed epochs (no early stopping: the lab trains on members only); NCF at its default 20
@@ -45,13 +50,31 @@ def settings(references: str | None) -> dict[str, int]:
     return {"default": MembershipAuditOptions().n_references, "thorough": THOROUGH_REFERENCES}
 
 
-def measure(data: Any, algorithm: str, seeds: list[int], n_references: int) -> dict[str, Any]:
-    """The best attack on one target over ``seeds`` with ``n_references`` references."""
+def scored_seed(data: Any, algorithm: str, seed: int, n_references: int) -> tuple[Scored, float]:
+    """Every attack and baseline on one target and seed, with the CPU seconds it took (measured in the
+    process that ran it, so that seeds run in worker processes are counted)."""
+    start = time.process_time()
     options = LabOptions(model_params=MODEL_PARAMS, n_references=n_references)
     spec = AttackSpec((data.name, algorithm), (data.name, algorithm), protocol="served")
+    return score_all(MembershipLab({data.name: data}, options, seed=seed), spec), time.process_time() - start
+
+
+def scored_seeds(data: Any, algorithm: str, seeds: list[int], n_references: int, workers: int) -> list[tuple[Scored, float]]:
+    """``scored_seed`` for every seed: in this process, or in ``workers`` spawned processes (a seed
+    per process; the numbers are the same, the wall time shorter)."""
+    if workers <= 1:
+        return [scored_seed(data, algorithm, seed, n_references) for seed in seeds]
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(scored_seed, data, algorithm, seed, n_references) for seed in seeds]
+        return [f.result() for f in futures]
+
+
+def measure(data: Any, algorithm: str, seeds: list[int], n_references: int, workers: int = 1) -> dict[str, Any]:
+    """The best attack on one target over ``seeds`` with ``n_references`` references."""
     start, load = time.process_time(), os.getloadavg()[0]
-    runs = [score_all(MembershipLab({data.name: data}, options, seed=seed), spec) for seed in seeds]
-    cpu = time.process_time() - start
+    per_seed = scored_seeds(data, algorithm, seeds, n_references, workers)
+    runs = [run for run, _ in per_seed]
+    cpu = sum(seconds for _, seconds in per_seed) + (time.process_time() - start if workers > 1 else 0.0)
     j = judge(runs)
     tprs = {metric: value.to_dict() for metric, value, *_ in secondary_rows(runs, j)}
     return {"algorithm": algorithm, "n_references": n_references, "best_attack": j.best_attack,
@@ -78,6 +101,7 @@ def main() -> None:
     parser.add_argument("--settings", default="default,thorough", help="which of the two settings to measure")
     parser.add_argument("--references", default=None, help="comma-separated reference counts instead of the two settings")
     parser.add_argument("--out", default=None)
+    parser.add_argument("--workers", type=int, default=1, help="processes running seeds side by side (CPU s are summed)")
     args = parser.parse_args()
     data = load_dataset(args.dataset, Path(os.environ.get("RECPRIVACY_DATA", "../shared/datasets")) / args.dataset)
     out = Path(args.out or Path(__file__).parent / "results" / f"strongest_attacker-{args.dataset}.json")
@@ -89,7 +113,7 @@ def main() -> None:
     print("| target | setting | best attack | ROC AUC [t interval] | TPR@1%FPR | TPR@0.1%FPR | CPU s |\n|---|---|---|---|---|---|---|")
     for setting, n in chosen.items():
         for algorithm in args.algorithms.split(","):
-            record = {"setting": setting, **measure(data, algorithm, list(range(args.seeds)), n)}
+            record = {"setting": setting, **measure(data, algorithm, list(range(args.seeds)), n, args.workers)}
             records = [r for r in records if (r["setting"], r["algorithm"]) != (setting, algorithm)] + [record]
             write(out, meta, records)  # after every target: an interrupted run keeps what it measured
             print(row(setting, record), flush=True)

@@ -11,8 +11,8 @@
 
 from recprivacy.experiments.membership import audit  # noqa: F401  (registers the audit section)
 from recprivacy.experiments.membership.audit import THOROUGH_REFERENCES, MembershipAuditOptions, target_trainer
-from recprivacy.experiments.membership.compare import (family_level, judge, name_of, protocol_records, score_all, secondary_rows,
-                                                       summarise_records)
+from recprivacy.experiments.membership.compare import (Scored, family_level, judge, name_of, protocol_records, score_all,
+                                                       secondary_rows, summarise_records)
 from recprivacy.experiments.membership.lab import AttackSpec, LabOptions, MembershipLab
 from recprivacy.experiments.membership.options import MembershipOptions
 from recprivacy.experiments.membership.study import run_membership
@@ -23,5 +23,5 @@ register_study("membership", run_membership, MembershipOptions,
                resumable=True, builds_model=False)  # fmt: skip
 
 __all__ = ["THOROUGH_REFERENCES", "AttackSpec", "LabOptions", "MembershipAuditOptions", "MembershipLab",
-           "MembershipOptions", "family_level", "judge", "name_of", "protocol_records", "run_membership", "score_all", "secondary_rows",
+           "MembershipOptions", "Scored", "family_level", "judge", "name_of", "protocol_records", "run_membership", "score_all", "secondary_rows",
            "summarise_records", "target_trainer"]  # fmt: skip
