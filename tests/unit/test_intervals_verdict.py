@@ -9,6 +9,7 @@ from scipy import stats
 from recprivacy.metrics.attack import roc_auc
 from recprivacy.metrics.intervals import (
     Estimate,
+    _auc_replicates,
     auc_difference_interval,
     auc_interval,
     clopper_pearson,
@@ -25,6 +26,23 @@ def test_auc_interval_point_equals_sklearn_and_hand_value():
     assert est.value == pytest.approx(4.5 / 6)
     assert est.value == pytest.approx(roc_auc(y, s))
     assert est.low <= est.value <= est.high
+
+
+def test_every_replicate_auc_is_the_resampled_targets_roc_auc_ties_included():
+    # replicate 0 draws positives (0.9, 0.4) and negatives (0.4, 0.4, 0.1): 3 + (0.5 + 0.5 + 1) = 5 of 6
+    s = np.array([0.9, 0.4, 0.5, 0.1, 0.4])
+    pos, neg = np.array([[0, 1], [1, 1]]), np.array([[4, 4, 3], [2, 2, 2]])
+    assert _auc_replicates(s, pos, neg)[0] == pytest.approx(5 / 6)
+    assert _auc_replicates(s, pos, neg)[1] == 0.0  # 0.4 against 0.5 three times
+    rng = np.random.default_rng(3)
+    scores = rng.integers(0, 6, 300).astype(float)  # many ties
+    y = rng.random(300) < 0.3
+    pos = rng.choice(np.flatnonzero(y), (40, y.sum()))
+    neg = rng.choice(np.flatnonzero(~y), (40, (~y).sum()))
+    expected = [roc_auc(np.r_[np.ones(pos.shape[1]), np.zeros(neg.shape[1])], np.r_[scores[p], scores[n]])
+                for p, n in zip(pos, neg, strict=True)]
+    np.testing.assert_allclose(_auc_replicates(scores, pos, neg), expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(_auc_replicates(scores, pos, neg, cells=50), expected, rtol=0, atol=1e-12)  # in chunks
 
 
 def test_auc_bootstrap_covers_known_auc():
