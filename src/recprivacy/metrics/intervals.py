@@ -80,7 +80,7 @@ def _auc_replicates(scores: np.ndarray, pos: np.ndarray, neg: np.ndarray, cells:
     positive's negatives below and at or below (one ``searchsorted`` of every score). Replicates are taken in
     chunks of at most ``cells`` counts."""
     n_pos, n_neg = pos.shape[1], neg.shape[1]
-    order = np.unique(neg)
+    order = np.flatnonzero(np.bincount(neg.ravel(), minlength=len(scores)))  # the positions drawn as negatives
     order = order[np.argsort(scores[order], kind="stable")]
     slot = np.empty(len(scores), dtype=np.intp)
     slot[order] = np.arange(len(order))
