@@ -15,7 +15,7 @@ MATRIX_STUDY_OPTIONS: dict[str, Any] = {
     "canaries": 200, "canary_guesses": 20, "dpmf_epsilons": [1.0], "dpmf": {"n_epochs": 3},
     "dpsgd_epsilons": [1.0, 8.0], "dpsgd": {"n_factors": 8, "delta": 1e-4, "batch_users": 256, "n_epochs": 1, "lr": 0.01},
     "exposure": {"n_epochs": 1, "dim": 16}, "seeds": 2, "attackers": ["knn"], "mechanism_samples": 2000,
-    "membership": {"n_references": 2}, "interactions": {"per_user": 2}, "release": {"generator": {"n_epochs": 2}},
+    "membership": {"n_references": 2}, "interactions": {"per_user": 2, "references": 2}, "release": {"generator": {"n_epochs": 2}},
     "sequential": {"canaries": 100, "canary_guesses": 20,
                    "params": {"n_epochs": 1, "hidden": 16, "user_mode": "none", "max_len": 20}},
     "uploads": {"max_users": 40, "rounds": 1, "dim": 4, "defences": ["apm", "fdpmf", "fgerai"], "attackers": ["tree"],

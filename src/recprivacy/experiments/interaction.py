@@ -51,10 +51,18 @@ class NoPairsToAttack(DataError):
     to measure (not a bad input; any other ``DataError`` of the target's lists is one)."""
 
 
-def interaction_scored(target: Target, data: PreparedData, k: int, per_user: int, seed: int, trainer: Trainer | None = None,
-                       n_references: int = 4) -> dict[str, Scored]:  # fmt: skip
-    """Scores of every candidate pair of the members with held-out rows, by kind of non-member
-    (``NoPairsToAttack`` when there are none); with ``trainer``, ``n_references`` references (module docstring)."""
+@dataclass(frozen=True)
+class Candidates:
+    """The attacked pairs of prepared data: the ``members`` with held-out rows and their candidate ``pairs``
+    (drawn from the data and the seed alone, so that every target of the same data is attacked on the same pairs)."""
+
+    members: np.ndarray
+    pairs: Pairs
+
+
+def candidates(data: PreparedData, per_user: int, seed: int) -> Candidates:
+    """Up to ``per_user`` pairs of each label and kind per member with held-out rows (``NoPairsToAttack``
+    when there are none, or no user held out of training to give the adversary its item knowledge)."""
     heldout = data.valid.with_changes(users=np.concatenate([data.valid.users, data.test.users]),
                                       items=np.concatenate([data.valid.items, data.test.items]), ratings=None,
                                       timestamps=None)  # fmt: skip
@@ -62,14 +70,35 @@ def interaction_scored(target: Target, data: PreparedData, k: int, per_user: int
     if len(members) == 0 or len(data.heldout_users) == 0:
         raise NoPairsToAttack("interaction-level membership needs members with held-out rows (test or valid) and users held "
                         "out of training (the adversary's item knowledge)")  # fmt: skip
-    pairs = candidate_pairs(data.train, heldout, data.full, members, per_user, seed)
-    lists = target.serve(members, k, data.train, trained=True)
+    return Candidates(members, candidate_pairs(data.train, heldout, data.full, members, per_user, seed))
+
+
+def expectation_of(cands: Candidates, data: PreparedData, trainer: Trainer | None, n_references: int) -> np.ndarray | None:
+    """``reference_expectation`` of the candidate pairs from ``n_references`` references trained by
+    ``trainer`` (module docstring); None without a trainer or references. It does not depend on the
+    target: a matrix computes it once per way of training the references."""
+    if trainer is None or n_references == 0:
+        return None
+    return reference_expectation(cands.pairs, reference_lists(trainer, data.full, cands.pairs, cands.members, n_references))
+
+
+def scored_candidates(target: Target, data: PreparedData, cands: Candidates, k: int,
+                      expectation: np.ndarray | None = None) -> dict[str, Scored]:  # fmt: skip
+    """Scores of every candidate pair from the top-``k`` lists ``target`` serves the members, by kind of
+    non-member; the ``reference_filter`` attack when ``expectation`` is given."""
+    lists = target.serve(cands.members, k, data.train, trained=True)
     pop, s = item_knowledge(data.full.subset_users(data.heldout_users))
-    expectation = None if trainer is None or n_references == 0 else \
-        reference_expectation(pairs, reference_lists(trainer, data.full, pairs, members, n_references))
-    attacks, baselines = interaction_scores(pairs, lists, data.full.subset_users(members), pop, s, expectation)
-    every = Scored(pairs.labels, attacks, baselines)
-    return {kind: restrict(every, (pairs.kind == "member") | (pairs.kind == kind)) for kind in KINDS}
+    attacks, baselines = interaction_scores(cands.pairs, lists, data.full.subset_users(cands.members), pop, s, expectation)
+    every = Scored(cands.pairs.labels, attacks, baselines)
+    return {kind: restrict(every, (cands.pairs.kind == "member") | (cands.pairs.kind == kind)) for kind in KINDS}
+
+
+def interaction_scored(target: Target, data: PreparedData, k: int, per_user: int, seed: int, trainer: Trainer | None = None,
+                       n_references: int = 4) -> dict[str, Scored]:  # fmt: skip
+    """Scores of every candidate pair of the members with held-out rows, by kind of non-member
+    (``NoPairsToAttack`` when there are none); with ``trainer``, ``n_references`` references (module docstring)."""
+    cands = candidates(data, per_user, seed)
+    return scored_candidates(target, data, cands, k, expectation_of(cands, data, trainer, n_references))
 
 
 def reference_lists(trainer: Trainer, known: Interactions, pairs: Pairs, members: np.ndarray,

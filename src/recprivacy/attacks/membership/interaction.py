@@ -43,7 +43,8 @@ KINDS = ("hard", "easy")
 NAMES = {"seen_filter": "seen-item filter", "list_neighbourhood": "list neighbourhood",
          "reference_filter": "reference-calibrated filter",
          "item_popularity": "item popularity", "user_history": "user's history similarity",
-         "reference_fit": "references' ranking without the target", "blind": "blind guess"}
+         "reference_fit": "references' ranking without the target",
+         "reference_fit_defended": "references' ranking under the defence, without the target", "blind": "blind guess"}
 
 
 def name(key: str) -> str:

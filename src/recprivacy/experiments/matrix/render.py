@@ -337,6 +337,20 @@ def _epsilon_text(o: Any) -> str:
             "outside the claimed unit (said in the row).")
 
 
+def _interaction_attackers(o: Any) -> str:
+    """What the interactions column's attackers are, for the introduction."""
+    if o.references == 0:
+        return ("the better of the seen-item filter and the list neighbourhood against the strongest of item popularity, "
+                "the user's history similarity and a blind guess, intervals at 1 - 0.05/2 = 97.5%; the attacks have no "
+                "trained part, so frozen and adaptive coincide")  # fmt: skip
+    adaptive = ("the adaptive attacker's trained the way the row's model was, defence included" if o.adaptive
+                else "no adaptive references (study_options.interactions.adaptive = false)")  # fmt: skip
+    return (f"the best of the seen-item filter, the list neighbourhood and the reference-calibrated filter ({o.references} "
+            f"references trained without the candidate pairs: the frozen attacker's as the undefended target, {adaptive}) "
+            "against the strongest of item popularity, the user's history similarity, the references' rankings without "
+            "the target and a blind guess, intervals at 1 - 0.05/3 = 98.3%")  # fmt: skip
+
+
 def _intro(options: Any, canaries: Canaries) -> str:
     o, o_m = options.exposure, options.membership
     selected = "" if options.columns is None else (
@@ -352,10 +366,9 @@ def _intro(options: Any, canaries: Canaries) -> str:
         f"(user, item) pairs trained the row's model, from the top-{options.interactions.k} list served to the member: up "
         f"to {options.interactions.per_user} training pairs per member against as many **held-out** pairs (items the "
         "member really had, held out of training: the verdict's non-members) and as many never-had pairs (the easy "
-        "non-members, shown beside it); the better of the seen-item filter and the list neighbourhood against the "
-        "strongest of item popularity, the user's history similarity and a blind guess, intervals at 1 - 0.05/2 = 97.5%; "
-        "the attacks have no trained part, so frozen and adaptive coincide; every row attacks the same pairs, so the "
-        "defence's change has a paired bootstrap interval (its value is still the two printed values' difference). "
+        f"non-members, shown beside it); {_interaction_attackers(options.interactions)}; every row attacks the same "
+        "pairs, so the defence's change has a paired bootstrap interval (its value is still the two printed values' "
+        "difference). "
         f"Attribute inference guesses `{options.attribute}` from top-{options.k} lists "
         f"(attackers {', '.join(options.attackers)}, trained on {options.zeta:.0%} of users, {options.seeds} splits pooled); "
         f"the exposure attacker {o.attacker} (dim {o.dim}, at most {o.n_epochs} epochs: reduced training) reads one slate of "
