@@ -1,6 +1,7 @@
 """The matrix on the study kit (issue 49): ``recprivacy matrix`` stores every finished cell in its
 run folder; a run that dies mid-way keeps them, and ``recprivacy run --resume RUN_DIR`` measures
-only the cells not stored and writes the numbers of the uninterrupted run. The matrix is the reduced
+only the cells not stored and writes the numbers of the uninterrupted run; its cells on Ray workers give
+the numbers of the in-process run. The matrix is the reduced
 one on the synthetic data that test_matrix.py checks (``shared_matrix.MATRIX_CONFIG``); its
 uninterrupted run is the session's shared one (``synthetic_matrix`` in ``conftest.py``), so this file
 runs only the interrupted and resumed run. That test comes first and asks for the shared run only once
@@ -15,7 +16,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from kit_runs import on_local_ray
+
 from recprivacy.cli import app
+from recprivacy.config import load_config
 from recprivacy.experiments import load_results
 from recprivacy.experiments.matrix.grid import MatrixGrid
 from shared_matrix import MATRIX_CONFIG
@@ -90,3 +94,21 @@ def test_the_matrix_stores_one_record_per_cell(synthetic_matrix):
     assert [r["cell"] for r in stored[:2]] == [{"part": "rows"}, {"part": "column", "attack": "membership"}]
     membership = {(m["setting"]["defence"], m["setting"]["attacker"]) for m in stored[1]["measurements"] if m["unit"] != "s"}
     assert {("none", "frozen"), ("dpmf_eps1", "adaptive")} <= membership  # each attacker's value is a measurement
+
+
+def test_the_matrix_on_local_ray_gives_the_in_process_numbers(local_ray, matrix_run, tmp_path):
+    """``--executor ray``: the cells on two local Ray workers (``kit.RayExecutor``). The run measures the rows
+    and one column (``columns``: the canaries, with the sequential defences' canaries planned beside it), whose
+    verdicts and claimed-vs-measured epsilon equal the shared in-process run's."""
+    options = {**MATRIX_CONFIG["study_options"], "columns": ["canaries"]}
+    on_ray = on_local_ray(load_config(base={**MATRIX_CONFIG, "study_options": options}), tmp_path)
+    assert [r["cell"] for r in records(tmp_path)] == [{"part": "rows"}, {"part": "column", "attack": "canaries"},
+                                                       {"part": "sequential"}]  # fmt: skip
+    _, whole = matrix_run(MATRIX_CONFIG)
+    first = load_results(whole)
+
+    def canaries(results) -> str:
+        return json.dumps([v for v in results.verdicts if v["attack"] == "canaries"])
+
+    assert canaries(on_ray) == canaries(first) and json.loads(canaries(on_ray))
+    assert on_ray.tables["matrix-epsilon"] == first.tables["matrix-epsilon"]
