@@ -31,7 +31,7 @@ import numpy as np
 
 from recprivacy.experiments import paper_file
 from recprivacy.experiments.kit import Summary, apply_rules, paper_value, read_rules, tally
-from recprivacy.experiments.matrix import Judged, MatrixCell, cell_change, cell_headline, judged
+from recprivacy.experiments.matrix import Change, Judged, MatrixCell, cell_change, cell_headline, judged
 from recprivacy.attacks.membership.interaction import name as pair_name
 from recprivacy.experiments.membership import family_level, name_of
 from recprivacy.io import write_text_atomic
@@ -751,6 +751,7 @@ def matrix(records: Path) -> str:
     Every verdict word is re-derived by ``metrics.verdict`` from the recorded numbers (``matrix_cells``)."""
     record = json.loads(read_text(records / MATRIX_FILE))
     cells = matrix_cells(record["cells"])
+    paired_changes(cells, record["verdicts"])
     keys = list(dict.fromkeys(attack for _, attack in cells))
     rows = [[d["title"], *(matrix_cell(cells, d["key"], a) for a in keys), d["utility"]] for d in record["defences"]]
     table = markdown_table({"columns": ["defence", *record["attacks"], "utility cost"], "rows": rows})
@@ -767,7 +768,8 @@ def matrix(records: Path) -> str:
         f"Each cell: the stronger (larger) of the frozen and adaptive attackers' values [95% CI; for the membership "
         f"column 1 - 0.05/7 = 99.3%, the best of 7 attacks (Bonferroni)], which attacker and which of its attacks, its verdict against the strongest baseline on the same "
         f"metric and k (a blind guess; for membership also statistics of the users' own histories), then the defence's change: the cell's value minus the no-defence "
-        f"row's value in the same column, both as printed, with an unpaired interval, and its verdict. Every verdict word is "
+        f"row's value in the same column, both as printed, with an unpaired interval (the interactions column: paired, over "
+        f"the same pairs in both rows), and its verdict. Every verdict word is "
         f"re-derived here by `recprivacy.metrics.verdict` from the recorded numbers, not read from the record.{samples} Record "
         f"{link(MATRIX_FILE)}: `{record['source']}`; measured {record['date']} on {machine_text(record['machine'])}, "
         f"commit {record['commit']}, noise: {record['noise']}; {record['cpu_seconds']:.0f} CPU s, {record['wall']} wall, "
@@ -792,6 +794,22 @@ def matrix_cells(table: dict) -> dict[tuple[str, str], MatrixCell]:
         if c["attacker"]:
             setattr(cell, c["attacker"], rejudged(c))
     return cells
+
+
+#: the columns whose defence change is paired (the same targets attacked in both rows): their interval is recorded
+PAIRED_COLUMNS = ("interactions",)
+
+
+def paired_changes(cells: dict[tuple[str, str], MatrixCell], verdicts: list[dict]) -> None:
+    """Give each cell of a ``PAIRED_COLUMNS`` column its recorded paired change (the stronger attacker's
+    record), its word re-derived by ``judge_defence``: its interval cannot be rebuilt from the two printed ones."""
+    for v in verdicts:
+        if v["attack"] in PAIRED_COLUMNS and v.get("best") and "change" in v:
+            c = v["change"]
+            estimate = Estimate(c["value"], c["low"], c["high"], "recorded (paired)", 0)
+            sample = Sample(v["sample"]["positives"], v["sample"]["negatives"])
+            cells[v["defence"], v["attack"]].change = Change(v["defended"], v["undefended"], estimate,
+                                                            judge_defence(estimate, v["attack"], sample=sample))
 
 
 def rejudged(c: dict) -> Judged:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from recprivacy.config import load_config
-from recprivacy.experiments.matrix.cells import Judged, MatrixCell, judged
+from recprivacy.experiments.matrix.cells import Change, Judged, MatrixCell, judged
 from recprivacy.experiments.matrix.options import MatrixOptions
 from recprivacy.experiments.matrix.render import cell_change, cell_headline
 from recprivacy.experiments.matrix.study import run_matrix
@@ -27,7 +27,7 @@ from recprivacy.experiments.runner import register_study, run_study
 register_study("matrix", run_matrix, MatrixOptions, "every attack against every applicable defence on one dataset and target",
                resumable=True)
 
-__all__ = ["Judged", "Matrix", "MatrixCell", "MatrixOptions", "cell_change", "cell_headline", "default_matrix_config", "judged",
+__all__ = ["Change", "Judged", "Matrix", "MatrixCell", "MatrixOptions", "cell_change", "cell_headline", "default_matrix_config", "judged",
            "run_matrix"]
 
 
