@@ -8,6 +8,7 @@ test_report_layout.py read too."""
 
 from __future__ import annotations
 
+import json
 import re
 from decimal import Decimal
 
@@ -242,3 +243,13 @@ def test_the_terminal_prints_one_answer_line_per_attack_within_the_width(matrix_
     assert [line.split("  ")[0] for line in lines] == [row[0] for row in answer]
     assert [line.split()[1 + row[0].count(" ")] for line, row in zip(lines, answer)] == [row[1].split()[0] for row in answer]
     assert printed[len(answer)].startswith("Run written to")
+
+
+def test_the_matrix_stores_one_record_per_cell(synthetic_matrix):
+    """The kit's record store: the central rows and six central columns (interactions last), Pure FedRec and
+    the three upload defences, sequential, mechanisms; each attacker's value is a measurement."""
+    stored = [json.loads(line) for line in (synthetic_matrix / "records.jsonl").read_text().splitlines()]
+    assert len(stored) == 13
+    assert [r["cell"] for r in stored[:2]] == [{"part": "rows"}, {"part": "column", "attack": "membership"}]
+    membership = {(m["setting"]["defence"], m["setting"]["attacker"]) for m in stored[1]["measurements"] if m["unit"] != "s"}
+    assert {("none", "frozen"), ("dpmf_eps1", "adaptive")} <= membership
