@@ -21,8 +21,8 @@ knows except the candidate pairs (``experiments.interaction.expectation_of``). T
 trained as the undefended target was (``membership.audit.target_trainer``), once for every row: the
 expectation does not depend on the row's model. The *adaptive* attacker's are trained the way the row's
 model was, defence included (``World.refit``: DPMF at the row's ε, DP-SGD, BPR-MF on a UPC-SDG release),
-when ``adaptive``. A row whose model is the undefended target's (popularity randomization, exposure
-perturbation) is attacked by references trained exactly as its model was, so its frozen and adaptive
+when ``adaptive``. A row whose model is the undefended target's (popularity randomization; exposure
+perturbation's cell does not apply: it changes exposures, not lists) is attacked by references trained exactly as its model was, so its frozen and adaptive
 attackers coincide; it reuses the undefended row's scores and its change is exactly zero. The list
 attacks have no trained part and are the same in both.
 
@@ -120,6 +120,7 @@ def _shared_baselines(frozen: dict[str, Scored], adaptive: dict[str, Scored]) ->
 
 
 def _not_applicable(world: World) -> bool:
+    """Whether the column does not apply to the row's defence; if so, the row's cell says why."""
     if (why := not_applicable(ATTACK, world.spec)) is not None:
         world.cells[ATTACK.key] = MatrixCell(reason=why)
         return True
