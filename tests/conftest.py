@@ -7,7 +7,13 @@ inherited by the processes a test starts (Flower SuperNodes, Ray workers). With 
 policy an idle intra-op thread spins while it waits for the next parallel region; on a 2-core
 machine shared with other processes that spinning burned ~9x the CPU of the work itself (the
 SASRec unit fixture: 20 CPU s with spinning, 2.3 CPU s passive). The thread count and how work
-is split are unchanged, so the results are bitwise the same (checked on that fixture's scores)."""
+is split are unchanged, so the results are bitwise the same (checked on that fixture's scores).
+
+Ray's workers run at the same priority as the test processes (``RAY_worker_niceness=0``, unless the
+environment sets it): Ray starts them at nice 15 so that its driver stays responsive, but in the suite
+the drivers are xdist workers that wait for them while two other workers keep both cores busy at nice 0.
+Starved, Flower's simulation actor took 118 s of wall time for 14 CPU s (a three-round test that takes
+a few seconds alone)."""
 
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ from typing import Any
 import pytest
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("RAY_worker_niceness", "0")
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # the workers are the suite's parallelism: each computes on one thread unless the environment
     # says otherwise (two threads per worker on two cores made one DIPSGNN test take 342 s instead
@@ -77,19 +84,62 @@ _cpu_by_file: dict[str, dict[str, float]] = {}
 
 
 def _cpu_seconds() -> float:
-    """User and system CPU of this process and the children it has waited for."""
+    """User and system CPU of this process, the children it has waited for, and the processes below
+    it (``_Descendants``: Ray's daemons and workers, Flower's SuperLink and SuperNodes)."""
     import resource
 
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + _descendants.cpu()
+
+
+class _Descendants:
+    """CPU seconds of the processes below this one, read from ``/proc`` at each call: the live ones'
+    (with the children they have waited for), plus what was last seen of those that left the tree
+    unreaped by a process in it (Ray's workers, orphaned when ``ray.shutdown`` kills their raylet;
+    their CPU after that last look is lost). One reaped by this process is in ``RUSAGE_CHILDREN``,
+    one reaped by a live descendant in that one's own count."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, tuple[int, float]] = {}  # pid -> (parent, CPU seconds) at the last call
+        self.gone = 0.0
+
+    def cpu(self) -> float:
+        root, now = os.getpid(), self._tree(os.getpid())
+        for pid, (parent, cpu) in self.seen.items():
+            if pid not in now and parent != root and parent not in now:
+                self.gone += cpu
+        self.seen = now
+        return self.gone + sum(cpu for _, cpu in now.values())
+
+    @staticmethod
+    def _tree(root: int) -> dict[int, tuple[int, float]]:
+        """pid -> (parent, utime + stime + cutime + cstime) of every live process below ``root``."""
+        tick, parents, stats = os.sysconf("SC_CLK_TCK"), {}, {}
+        for entry in Path("/proc").glob("[0-9]*"):
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # ended while listed
+                continue
+            pid, parent = int(entry.name), int(fields[1])
+            parents.setdefault(parent, []).append(pid)
+            stats[pid] = (parent, sum(int(x) for x in fields[11:15]) / tick)
+        tree, todo = {}, list(parents.get(root, []))
+        while todo:
+            pid = todo.pop()
+            tree[pid] = stats[pid]
+            todo += parents.get(pid, [])
+        return tree
+
+
+_descendants = _Descendants()
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     """With ``RECPRIVACY_TEST_CPU``: add a test's CPU (setup, call and teardown, so a file's module
     fixtures count for its file; a session fixture for the first file that asks) to its file's. A
-    worker runs one test at a time, so its process CPU is the test's; daemons it does not wait for
-    (Flower, Ray) are not counted."""
+    worker runs one test at a time, so its process tree's CPU is the test's (the daemons it started
+    included, ``_cpu_seconds``)."""
     if not _TEST_CPU:
         yield
         return

@@ -29,7 +29,7 @@ def others():
     return {name: run_study(load_config(base=SMOKE[name])) for name in ("impressions", "audit")}
 
 
-def test_the_simulated_smoke_run_on_local_ray_with_two_workers_gives_the_golden_numbers(golden, others, tmp_path):
+def test_the_simulated_smoke_run_on_local_ray_with_two_workers_gives_the_golden_numbers(local_ray, golden, others, tmp_path):
     results = on_local_ray(load_config(base=SMOKE["simulated"]), tmp_path)
     golden("exposure_smoke", {"simulated": results, **others})
     assert len((tmp_path / "records.jsonl").read_text().splitlines()) == N_CELLS
