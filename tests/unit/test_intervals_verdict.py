@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -110,6 +113,15 @@ def test_mean_interval_uses_sample_sd():
     assert (est.value, est.low, est.high) == (2.0, pytest.approx(2 - half), pytest.approx(2 + half))
     single = mean_interval([0.7])
     assert (single.low, single.high) == (0.7, 0.7)
+
+
+def test_mean_interval_of_values_not_all_finite_is_a_point_when_equal_and_undefined_otherwise():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's inf - inf would warn
+        same, mixed = mean_interval([math.inf] * 3), mean_interval([1.0, math.inf])
+    assert (same.value, same.low, same.high, same.n) == (math.inf, math.inf, math.inf, 3)
+    assert mixed.value == math.inf and math.isnan(mixed.low) and math.isnan(mixed.high)
+    assert "not finite" in same.method
 
 
 def test_mean_interval_is_clipped_to_the_metric_range():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 
@@ -32,3 +33,13 @@ def test_one_seed_has_no_sd_and_prints_a_dash():
 def test_no_values_give_nan():
     s = mean_sd(iter([]))
     assert math.isnan(s.mean) and math.isnan(s.sd) and s.n == 0
+
+
+def test_infinite_values_have_no_sd_and_warn_nothing():
+    # a non-private method's epsilon over two seeds: inf - inf has no spread (numpy would warn and give NaN)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = mean_sd([math.inf, math.inf])
+        mixed = mean_sd([1.0, math.inf])
+    assert s.mean == math.inf and math.isnan(s.sd) and s.n == 2
+    assert mixed.mean == math.inf and mixed.sd_or_none is None

@@ -26,6 +26,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -176,7 +177,8 @@ def roc_band(y_true: Any, scores: Any, fprs: Sequence[float], level: float = LEV
 
 
 def mean_interval(values: Sequence[float], level: float = LEVEL, bounds: tuple[float, float] | None = None) -> Estimate:
-    """Mean over seeds with a Student-t interval (sample sd, ``ddof = 1``); one value gives a point.
+    """Mean over seeds with a Student-t interval (sample sd, ``ddof = 1``); one value gives a point, and
+    so do values that are not all finite but equal (ε = inf in every seed); unequal ones, NaN bounds.
 
     ``bounds``: the range the metric cannot leave (``(0, 1)`` for a rate or an AUC); the
     interval is clipped to it, since with few seeds the t interval can reach past it."""
@@ -186,6 +188,9 @@ def mean_interval(values: Sequence[float], level: float = LEVEL, bounds: tuple[f
     mean = float(x.mean())
     if len(x) == 1:
         return Estimate(mean, mean, mean, "single seed (no interval)", 1, level)
+    if not np.isfinite(x).all():  # a non-private method's epsilon: equal values are their own interval
+        edge = mean if (x == x[0]).all() else math.nan
+        return Estimate(mean, edge, edge, f"no t interval over {len(x)} seeds: a value is not finite", len(x), level)
     half = float(stats.t.ppf((1.0 + level) / 2.0, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
     low, high = mean - half, mean + half
     if bounds is not None:

@@ -5,7 +5,8 @@ Decision: ``sd`` is the *sample* standard deviation, ``sqrt(Σ (x_i - x̄)² / (
 ``metrics.intervals.mean_interval`` also builds its t interval from. The population form
 (divide by n) understates the spread of a handful of seeds: with 2 seeds by a factor √2.
 One seed has no spread to estimate, so its sd is NaN (never 0) and prints as "—"; no values
-give NaN for both. Every study reports "± sd" through ``mean_sd``.
+give NaN for both. Values not all finite (a non-private method's ε = inf) have no spread to estimate
+either: their sd is NaN, their mean numpy's (inf for inf values). Every study reports "± sd" through ``mean_sd``.
 """
 
 from __future__ import annotations
@@ -48,5 +49,5 @@ def mean_sd(values: Iterable[float]) -> MeanSD:
     """Mean and sample sd (``ddof = 1``) of ``values`` (module docstring)."""
     x = np.asarray(list(values), dtype=np.float64)
     mean = float(x.mean()) if len(x) else math.nan
-    sd = float(x.std(ddof=1)) if len(x) > 1 else math.nan
+    sd = float(x.std(ddof=1)) if len(x) > 1 and np.isfinite(x).all() else math.nan
     return MeanSD(mean, sd, len(x))
