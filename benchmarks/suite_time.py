@@ -10,8 +10,8 @@ the CPU seconds of every test file (``files``, most expensive first; printed for
 ``tests/conftest.py`` adds up each test's CPU, setup and teardown included, in the process that
 ran it when ``RECPRIVACY_TEST_CPU`` names where to write them, which this script sets. A file's
 figure is its pytest process's CPU, the children it waited for and the processes below it (the
-Flower and Ray daemons it starts, read from ``/proc`` at each test's start and end; a Ray worker
-orphaned by ``ray.shutdown`` counts up to the last look, since stop 57); a session fixture counts for
+Flower and Ray daemons it starts, read from ``/proc`` once a second and at each test's start and end; a Ray worker
+orphaned by ``ray.shutdown`` counts up to the last look; since stop 57); a session fixture counts for
 the first file that asks for it. Run it on a fresh clone so the install is measured from nothing::
 
     git clone -q REPO /tmp/ci && cd /tmp/ci && CI=true RECPRIVACY_DATA=DATA PYTHONPATH=src:benchmarks python3 benchmarks/suite_time.py

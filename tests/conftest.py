@@ -23,6 +23,8 @@ import math
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -59,19 +61,29 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 @pytest.fixture
 def local_ray():
-    """A local Ray instance of two workers, shared by the tests of this process: the first test
-    that asks starts it and the next ones reuse it (a start costs about 5 CPU s, and each worker
-    imports recprivacy again), instead of one instance per test. A run that shuts Ray down
-    (Flower's simulation engine does) leaves the next test to start it again; the session's end
-    stops it (``pytest_sessionfinish``)."""
+    """A local Ray instance of two workers, shared by the tests of this process that run one after
+    another: the first test that asks starts it and the next ones reuse it (a start costs about 7 CPU s
+    with its workers' imports), and it stops after the last of a row (``pytest_runtest_teardown``): idle,
+    its daemons and workers still take about 2.3 CPU s a minute, and the suite runs for ten. A run
+    that shuts Ray down (Flower's simulation engine does) leaves the next test to start it again."""
     ray = pytest.importorskip("ray")  # the optional 'ray' extra (installed in the test environment)
     if not ray.is_initialized():
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     return ray
 
 
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Stop the shared local Ray instance (``local_ray``) after a test that used it when the next
+    test this process runs does not (or this process has none queued yet)."""
+    ray = sys.modules.get("ray")
+    if ray is None or not ray.is_initialized() or "local_ray" not in getattr(item, "fixturenames", ()):
+        return
+    if nextitem is None or "local_ray" not in getattr(nextitem, "fixturenames", ()):
+        ray.shutdown()
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Stop the shared local Ray instance (``local_ray``), if this process started one."""
+    """Stop a local Ray instance this process still runs (``local_ray``)."""
     ray = sys.modules.get("ray")
     if ray is not None and ray.is_initialized():
         ray.shutdown()
@@ -93,23 +105,34 @@ def _cpu_seconds() -> float:
 
 
 class _Descendants:
-    """CPU seconds of the processes below this one, read from ``/proc`` at each call: the live ones'
-    (with the children they have waited for), plus what was last seen of those that left the tree
-    unreaped by a process in it (Ray's workers, orphaned when ``ray.shutdown`` kills their raylet;
-    their CPU after that last look is lost). One reaped by this process is in ``RUSAGE_CHILDREN``,
-    one reaped by a live descendant in that one's own count."""
+    """CPU seconds of the processes below this one, read from ``/proc`` once a second (a thread
+    started with the measurement) and at each call: the live ones' (with the children they have
+    waited for), plus what was last seen of those that left the tree unreaped by a process in it
+    (Ray's workers, orphaned when ``ray.shutdown`` kills their raylet; their last second is lost).
+    One reaped by this process is in ``RUSAGE_CHILDREN``, one reaped by a live descendant in that
+    one's own count."""
 
     def __init__(self) -> None:
-        self.seen: dict[int, tuple[int, float]] = {}  # pid -> (parent, CPU seconds) at the last call
+        self.seen: dict[int, tuple[int, float]] = {}  # pid -> (parent, CPU seconds) at the last look
         self.gone = 0.0
+        self.lock = threading.Lock()
+
+    def start(self) -> None:
+        threading.Thread(target=self._watch, daemon=True, name="descendants-cpu").start()
+
+    def _watch(self) -> None:
+        while True:
+            self.cpu()
+            time.sleep(1.0)
 
     def cpu(self) -> float:
-        root, now = os.getpid(), self._tree(os.getpid())
-        for pid, (parent, cpu) in self.seen.items():
-            if pid not in now and parent != root and parent not in now:
-                self.gone += cpu
-        self.seen = now
-        return self.gone + sum(cpu for _, cpu in now.values())
+        with self.lock:
+            root, now = os.getpid(), self._tree(os.getpid())
+            for pid, (parent, cpu) in self.seen.items():
+                if pid not in now and parent != root and parent not in now:
+                    self.gone += cpu
+            self.seen = now
+            return self.gone + sum(cpu for _, cpu in now.values())
 
     @staticmethod
     def _tree(root: int) -> dict[int, tuple[int, float]]:
@@ -143,8 +166,6 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     if not _TEST_CPU:
         yield
         return
-    import time
-
     cpu, wall = _cpu_seconds(), time.perf_counter()
     yield
     entry = _cpu_by_file.setdefault(item.nodeid.split("::")[0], {"cpu_seconds": 0.0, "wall_seconds": 0.0, "tests": 0})
@@ -165,6 +186,7 @@ class _WriteTestCpu:
 def pytest_configure(config: pytest.Config) -> None:
     if _TEST_CPU:
         config.pluginmanager.register(_WriteTestCpu(), "recprivacy-test-cpu")
+        _descendants.start()
 
 
 def _data_root() -> Path | None:
