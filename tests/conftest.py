@@ -105,7 +105,7 @@ def _cpu_seconds() -> float:
 
 
 class _Descendants:
-    """CPU seconds of the processes below this one, read from ``/proc`` once a second (a thread
+    """CPU seconds of the processes below this one, read with psutil once a second (a thread
     started with the measurement) and at each call: the live ones' (with the children they have
     waited for), plus what was last seen of those that left the tree unreaped by a process in it
     (Ray's workers, orphaned when ``ray.shutdown`` kills their raylet; their last second is lost).
@@ -136,21 +136,17 @@ class _Descendants:
 
     @staticmethod
     def _tree(root: int) -> dict[int, tuple[int, float]]:
-        """pid -> (parent, utime + stime + cutime + cstime) of every live process below ``root``."""
-        tick, parents, stats = os.sysconf("SC_CLK_TCK"), {}, {}
-        for entry in Path("/proc").glob("[0-9]*"):
+        """pid -> (parent, user + system CPU with the children it waited for) of every live process below ``root``."""
+        import psutil  # Flower's deployment code uses it too
+
+        tree = {}
+        for proc in psutil.Process(root).children(recursive=True):
             try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:  # ended while listed
+                with proc.oneshot():
+                    t = proc.cpu_times()
+                    tree[proc.pid] = (proc.ppid(), t.user + t.system + t.children_user + t.children_system)
+            except psutil.Error:  # ended while listed
                 continue
-            pid, parent = int(entry.name), int(fields[1])
-            parents.setdefault(parent, []).append(pid)
-            stats[pid] = (parent, sum(int(x) for x in fields[11:15]) / tick)
-        tree, todo = {}, list(parents.get(root, []))
-        while todo:
-            pid = todo.pop()
-            tree[pid] = stats[pid]
-            todo += parents.get(pid, [])
         return tree
 
 
