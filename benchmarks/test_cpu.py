@@ -8,7 +8,7 @@ This runs ``pytest ARGS`` in a fresh process from a checkout (``--root``: its ``
 the CPU of the processes it waited for, the wall seconds and pytest's outcome::
 
     PYTHONPATH=src:benchmarks python benchmarks/test_cpu.py --label coat-flower-8 \\
-        --env RECPRIVACY_FLOWER_USERS=8 -- tests/integration/test_federated_flower.py -k "coat and not flower-sim"
+        --env RECPRIVACY_FLOWER_USERS=8 -- tests/realdata/test_flower_coat.py
 
 Each run appends one line, with its label, commit and provenance, to the runs file
 ``benchmarks/results/test_cpu.jsonl`` (``--out``); a failing selection stops the script.

@@ -40,14 +40,59 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("RECPRIVACY_TRAIN_THREADS", "1")
 
 
+#: the test files that run on a local Ray instance (a test asking for ``local_ray``, or marked ``ray``: Flower's
+#: simulation engine starts its own). ``make test`` hands them to one worker as one unit of work, run one after
+#: another (``pytest_xdist_make_scheduler``): the ``local_ray`` tests share one instance, and Ray's clusters do
+#: not compete (spread over the workers, the suite started Ray eleven times, and instances started together
+#: slowed each other down up to threefold). A Ray test in a file not listed here is a usage error.
+RAY_FILES = frozenset({
+    "tests/unit/test_kit_executor.py", "tests/integration/test_audit_executor.py", "tests/integration/test_cli_engine.py",
+    "tests/integration/test_dipsgnn_golden.py", "tests/integration/test_exposure_kit.py",
+    "tests/integration/test_federated_flower.py", "tests/integration/test_federated_kit.py",
+    "tests/integration/test_matrix_resume.py", "tests/integration/test_membership_golden.py",
+    "tests/integration/test_upcsdg_kit.py",
+})  # fmt: skip
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _file(item: pytest.Item) -> str:
+    return item.path.relative_to(_ROOT).as_posix()
+
+
+def _starts_its_own_ray(item: pytest.Item) -> bool:
+    """Marked ``ray`` without asking for ``local_ray``: the test's run starts Ray and shuts it down."""
+    return item.get_closest_marker("ray") is not None and "local_ray" not in item.fixturenames
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The files holding a ``slow`` test first, each in collection order: ``make test`` hands
     whole files to its workers in this order (``--dist loadfile --no-loadscope-reorder``), so
     the long files start at once and the short ones fill in around them, instead of a long file
-    starting last and running alone at the end. The Ray tests are not marked: started together,
-    their local clusters slowed each other down up to threefold."""
+    starting last and running alone at the end. Tests that start a Ray instance of their own go
+    last (``RAY_FILES``: the shared instance stays up until they run)."""
+    stray = [item.nodeid for item in items if ("local_ray" in item.fixturenames or item.get_closest_marker("ray"))
+             and _file(item) not in RAY_FILES]  # fmt: skip
+    if stray:
+        raise pytest.UsageError(f"{stray[0]} runs on Ray: add its file to RAY_FILES in tests/conftest.py")
     slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow)
+    items.sort(key=lambda item: (item.path not in slow, _starts_its_own_ray(item)))
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which answers for every --dist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` with the files of ``RAY_FILES`` as one unit of work. (pytest-xdist's
+    ``xdist_group`` mark would do it, but its ``loadgroup`` renames the tests' node ids, which
+    pytest 9 no longer lets a plugin do: the mark has no effect.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndRay(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = super()._split_scope(nodeid)
+            return "Ray" if file in RAY_FILES else file
+
+    return FilesAndRay(config, log)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
@@ -62,9 +107,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 @pytest.fixture
 def local_ray():
     """A local Ray instance of two workers, shared by the tests of this process that run one after
-    another: the first test that asks starts it and the next ones reuse it (a start costs about 7 CPU s
-    with its workers' imports), and it stops after the last of a row (``pytest_runtest_teardown``): idle,
-    its daemons and workers still take about 2.3 CPU s a minute, and the suite runs for ten. A run
+    another (``RAY_FILES``): the first test that asks starts it and the next ones reuse it (a start costs
+    about 7 CPU s with its workers' imports), and it stops after the last of them (``pytest_runtest_teardown``):
+    idle, its daemons and workers still take about 2.3 CPU s a minute, and the suite runs for ten. A run
     that shuts Ray down (Flower's simulation engine does) leaves the next test to start it again."""
     ray = pytest.importorskip("ray")  # the optional 'ray' extra (installed in the test environment)
     if not ray.is_initialized():
@@ -73,12 +118,12 @@ def local_ray():
 
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """Stop the shared local Ray instance (``local_ray``) after a test that used it when the next
-    test this process runs does not (or this process has none queued yet)."""
+    """Stop the shared local Ray instance (``local_ray``) when the next test this process runs is not
+    in ``RAY_FILES``, starts a Ray instance of its own, or there is none queued yet."""
     ray = sys.modules.get("ray")
-    if ray is None or not ray.is_initialized() or "local_ray" not in getattr(item, "fixturenames", ()):
+    if ray is None or not ray.is_initialized():
         return
-    if nextitem is None or "local_ray" not in getattr(nextitem, "fixturenames", ()):
+    if nextitem is None or _file(nextitem) not in RAY_FILES or _starts_its_own_ray(nextitem):
         ray.shutdown()
 
 

@@ -50,6 +50,7 @@ def config(tmp_path: Path) -> Path:
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="flower-sim needs flwr[simulation]")
+@pytest.mark.ray  # Flower's simulation engine starts a local Ray instance
 def test_engine_option_runs_the_study_on_flower_with_the_simulator_numbers(tmp_path: Path):
     """The whole study on Flower's simulation engine gives the simulator's numbers: the study's
     only check of ``flower-sim`` (the Coat study's ``flower-sim`` parametrisation in

@@ -1,11 +1,10 @@
-"""The Flower engines reproduce the in-process simulator (seeded ``noise: simulation``): the
-protocol core on tiny data and the whole study on a Coat subset (the whole study on the
-simulation engine: ``test_cli_engine.py``). What happens when a deployment
-loses a SuperNode or is stopped by a signal: ``test_flower_deployment.py``."""
+"""The Flower simulation engine reproduces the in-process simulator (seeded ``noise: simulation``):
+the protocol core on tiny data (the whole study on the simulation engine: ``test_cli_engine.py``; on
+a deployment: ``tests/realdata/test_flower_coat.py``). What happens when a deployment loses a
+SuperNode or is stopped by a signal: ``test_flower_deployment.py``."""
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest
@@ -49,6 +48,7 @@ def _tiny_sim(method: str, n_clients: int = 3) -> tuple[FederatedSimulator, Meth
 
 
 @needs_ray
+@pytest.mark.ray  # Flower's simulation engine starts a local Ray instance
 @pytest.mark.parametrize("method", ["apm", "fgerai", "fdpmf"])
 def test_flower_simulation_engine_equals_the_simulator(method):
     sim, spec_method = _tiny_sim(method)
@@ -58,44 +58,3 @@ def test_flower_simulation_engine_equals_the_simulator(method):
         assert np.array_equal(np.sort(sim.run_round().users), log.users[t])
     for name, value in sim.params.items():
         torch.testing.assert_close(log.final[name], value, rtol=0, atol=1e-6)
-
-
-# ------------------------------------------------------------------ the study on a Coat subset
-
-DATA = os.environ.get("RECPRIVACY_DATA")
-
-
-def _coat_config(engine: str, users: int):
-    from recprivacy.config import load_config
-
-    return load_config(base={
-        "name": f"coat-{engine}", "study": "federated", "seed": 0, "noise": "simulation",
-        "dataset": {"name": "coat", "data_dir": DATA}, "eval": {"ks": [20]},
-        "study_options": {"rounds": 3, "eval_every": 1, "clients_per_round": 0.5, "holdout": "random", "dims": [16],
-                          "local_epochs": 2, "max_users": users, "methods": ["none", "apm"], "zetas": [0.2],
-                          "attackers": ["dnn", "knn"], "attack_seeds": 2, "attack_clients": "all", "engine": engine,
-                          "attributes": ["age"]},  # Coat's first 40 users are all women: gender has one class
-    })  # fmt: skip
-
-
-@pytest.mark.realdata
-@pytest.mark.slow
-@pytest.mark.skipif(DATA is None, reason="set RECPRIVACY_DATA to the shared datasets")
-@pytest.mark.parametrize("engine", ["flower"])
-def test_coat_study_on_flower_gives_the_simulator_numbers(engine):
-    """The whole study on a Flower deployment. The same study on the simulation engine
-    (``flower-sim``) was a second parametrisation until issue 49; it checked the path that
-    ``test_cli_engine.py`` checks through ``recprivacy run --engine flower-sim`` (the study's
-    engine option, several rounds evaluated, two methods), so it runs only there now."""
-    from recprivacy.experiments.runner import run_study
-
-    # the acceptance run is 40 devices. For flower that is 40 SuperNode processes, and every message
-    # to a device starts a ClientApp process of its own, so this test's CPU grows with its devices
-    # (BENCHMARKS.md): the suite deploys 4 devices and RECPRIVACY_FLOWER_USERS=40 runs the acceptance
-    # size, beyond the suite's budget
-    users = int(os.environ.get("RECPRIVACY_FLOWER_USERS", "4"))
-    expected = run_study(_coat_config("simulator", users)).metrics
-    got = run_study(_coat_config(engine, users)).metrics
-    assert expected.keys() == got.keys()
-    for key, value in expected.items():
-        assert got[key] == pytest.approx(value, abs=1e-6), key

@@ -1,7 +1,7 @@
 """``engines.shared_deployments``: within the block, a local Flower deployment is started once
 for each set of devices and joined by every later run on the same devices; all are stopped when
 the block ends, also when it ends with an error (no process is started here: the Coat study on
-``flower`` in ``tests/integration/test_federated_flower.py`` trains two methods on one)."""
+``flower`` in ``tests/realdata/test_flower_coat.py`` trains two methods on one)."""
 
 from __future__ import annotations
 
