@@ -1,7 +1,6 @@
 """``engines.shared_deployments``: within the block, a local Flower deployment is started once
 for each set of devices and joined by every later run on the same devices; all are stopped when
-the block ends, also when it ends with an error (no process is started here: the Coat study on
-``flower`` in ``tests/realdata/test_flower_coat.py`` trains two methods on one)."""
+the block ends, also when it ends with an error (no process is started here)."""
 
 from __future__ import annotations
 

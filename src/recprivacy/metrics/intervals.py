@@ -74,33 +74,31 @@ def _stratified_indices(y: np.ndarray, n_boot: int, seed: int) -> tuple[np.ndarr
 
 
 def _auc_replicates(scores: np.ndarray, pos: np.ndarray, neg: np.ndarray, cells: int = 4_000_000) -> np.ndarray:
-    """Mann-Whitney AUC of every replicate (rows of ``pos`` / ``neg`` index ``scores``):
+    """Mann-Whitney AUC of every replicate (row ``r`` of ``pos`` / ``neg`` indexes ``scores``):
     ``U / (n_pos n_neg)`` with ``U = sum over the replicate's positives of (#negatives below + 1/2 #tied)``,
-    the mid-rank statistic of the module docstring without ranking each replicate. The negatives a
-    replicate may draw are sorted once; a replicate's draw counts, cumulated in that order, give each
-    positive's negatives below and at or below (one ``searchsorted`` of every score). Replicates are taken in
-    chunks of at most ``cells`` counts."""
+    the mid-rank statistic of the module docstring without ranking each replicate. The distinct scores
+    are sorted once; a replicate's draws, counted per distinct score (``P`` positives, ``N`` negatives),
+    give ``2U = sum_g P_g (2 N_<g + N_g)`` with ``N_<g`` the negatives below score ``g``, in integers,
+    so every replicate's AUC is exact (the same float as ranking it). Replicates are taken in chunks of
+    at most ``cells`` counts."""
     n_pos, n_neg = pos.shape[1], neg.shape[1]
-    order = np.flatnonzero(np.bincount(neg.ravel(), minlength=len(scores)))  # the positions drawn as negatives
-    order = order[np.argsort(scores[order], kind="stable")]
-    slot = np.empty(len(scores), dtype=np.intp)
-    slot[order] = np.arange(len(order))
-    m = len(order)
-    left = np.searchsorted(scores[order], scores, side="left")  # per position: negatives strictly below
-    right = np.searchsorted(scores[order], scores, side="right")  # at or below
+    group = np.unique(scores, return_inverse=True)[1].ravel()  # each position's rank among the distinct scores
+    n_groups = int(group.max()) + 1
     out = np.empty(len(neg))
-    step = max(1, cells // (m + 1))
+    step = max(1, cells // n_groups)
     for start in range(0, len(neg), step):
-        rows = slot[neg[start:start + step]]
-        b = len(rows)
-        counts = np.bincount((np.arange(b)[:, None] * m + rows).ravel(), minlength=b * m).reshape(b, m)
-        cumulative = np.zeros((b, m + 1))
-        np.cumsum(counts, axis=1, out=cumulative[:, 1:])
-        drawn = pos[start:start + step] if len(pos) > 1 else pos
-        below = np.take_along_axis(cumulative, left[drawn], axis=1)
-        upto = np.take_along_axis(cumulative, right[drawn], axis=1)
-        out[start:start + step] = (below + upto).sum(axis=1) / 2.0
+        positives = _group_counts(group[pos[start:start + step]], n_groups)
+        negatives = _group_counts(group[neg[start:start + step]], n_groups)
+        below = np.cumsum(negatives, axis=1) - negatives
+        out[start:start + step] = np.einsum("ij,ij->i", positives, 2 * below + negatives) / 2.0
     return out / (n_pos * n_neg)
+
+
+def _group_counts(groups: np.ndarray, n_groups: int) -> np.ndarray:
+    """``counts[r, g]``: how often row ``r`` of ``groups`` holds ``g``."""
+    rows = len(groups)
+    flat = (np.arange(rows)[:, None] * n_groups + groups).ravel()
+    return np.bincount(flat, minlength=rows * n_groups).reshape(rows, n_groups)
 
 
 def _percentile(values: np.ndarray, level: float) -> tuple[float, float]:
