@@ -2,8 +2,8 @@
 
 ``synthetic_matrix``: one uninterrupted run of the reduced attack x defence matrix on the synthetic data
 (``shared_matrix.MATRIX_CONFIG``, by ``recprivacy matrix``), built once per test session and shared by every file that
-asks for it: ``test_matrix.py`` checks its tables, ``test_matrix_resume.py`` compares an interrupted and
-resumed run of the same config with it, and ``test_report_layout.py`` lays out its report. Under
+asks for it: ``test_matrix.py`` checks its tables, ``test_matrix_interactions.py`` its interactions column, and
+``test_report_layout.py`` lays out its report. Under
 pytest-xdist each worker is a process of its own, so the run folder lives in the session's shared
 temporary folder and a file lock lets the first worker that asks build it while the others wait
 (pytest-xdist's recipe for session fixtures that should run once). The three files used to run three

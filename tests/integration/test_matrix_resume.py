@@ -1,11 +1,13 @@
 """The matrix on the study kit (issue 49): ``recprivacy matrix`` stores every finished cell in its
 run folder; a run that dies mid-way keeps them, and ``recprivacy run --resume RUN_DIR`` measures
-only the cells not stored and writes the numbers of the uninterrupted run; its cells on Ray workers give
-the numbers of the in-process run. The matrix is a reduced one on the synthetic data (``REDUCED``: the
-shared reduced matrix of test_matrix.py, ``shared_matrix.MATRIX_CONFIG``, with one DP-SGD row, one
-sequential defence and three columns, so that the path is whole but each run costs a tenth of it); its
-uninterrupted run is shared by the session (``matrix_run`` in ``conftest.py``). Each test asks for it only
-once its own runs are done: under pytest-xdist another worker may be building it meanwhile."""
+only the cells not stored; an uninterrupted run with its cells on Ray workers gives the resumed
+in-process run's numbers, number for number. The matrix is a reduced one on the synthetic data
+(``REDUCED``: the shared reduced matrix of test_matrix.py, ``shared_matrix.MATRIX_CONFIG``, with one
+DP-SGD row, one sequential defence and three columns, so that the path is whole but each run costs a
+tenth of it). Until issue 49 an uninterrupted in-process run was the reference of both tests; the Ray
+run is uninterrupted and the resumed run in-process, so their agreement checks both claims, and a
+third run of the matrix is saved (the resumed run would have to be wrong exactly as Ray is for them to
+agree on every number)."""
 
 from __future__ import annotations
 
@@ -54,7 +56,13 @@ def config(tmp_path_factory) -> Path:
     return path
 
 
-def test_a_killed_matrix_resumes_without_remeasuring_and_gives_the_same_numbers(config, matrix_run, monkeypatch):
+@pytest.fixture(scope="module")
+def killed_and_resumed() -> dict[str, Path]:
+    """The folder of the run the first test killed and resumed, for the second to compare with."""
+    return {}
+
+
+def test_a_killed_matrix_resumes_without_remeasuring(config, killed_and_resumed, monkeypatch):
     monkeypatch.delenv("RECPRIVACY_QUIET", raising=False)  # the progress lines say how many cells were stored
     measure, calls = MatrixGrid.measure, []
 
@@ -81,24 +89,20 @@ def test_a_killed_matrix_resumes_without_remeasuring_and_gives_the_same_numbers(
     assert f"cells: {DIES_AT - 1} stored, {N_CELLS - DIES_AT + 1} to run" in resumed.stderr
     stored = {json.dumps(r["cell"], sort_keys=True, separators=(",", ":")) for r in records(folder)[: DIES_AT - 1]}
     assert len(calls) == N_CELLS - DIES_AT + 1 and not stored & set(calls)  # no stored cell measured again
-
-    monkeypatch.undo()  # the shared uninterrupted run, if this worker builds it, measures unpatched
-    config_path, whole = matrix_run(REDUCED)
-    assert config_path.read_text() == config.read_text()
-    again, first = load_results(folder), load_results(whole)
-    assert again.tables == first.tables
-    assert json.dumps(again.verdicts) == json.dumps(first.verdicts)
-    assert json.dumps(again.metrics) == json.dumps(first.metrics)
-    assert [s.text for s in again.sections] == [s.text for s in first.sections]
+    assert len(records(folder)) == N_CELLS and (folder / "results.json").is_file()
+    killed_and_resumed["folder"] = folder
 
 
-def test_the_matrix_on_local_ray_gives_the_in_process_numbers(local_ray, matrix_run, tmp_path):
-    """``--executor ray``: the cells on two local Ray workers (``kit.RayExecutor``), each group preparing the rows
-    in its own process, give the uninterrupted in-process run's numbers, one record per cell."""
+def test_the_matrix_on_local_ray_gives_the_resumed_runs_numbers(local_ray, killed_and_resumed, tmp_path):
+    """``--executor ray``, uninterrupted: the cells on two local Ray workers (``kit.RayExecutor``), each group
+    preparing the rows in its own process, one record per cell, give the killed and resumed in-process run's
+    numbers (module docstring)."""
     on_ray = on_local_ray(load_config(base=REDUCED), tmp_path)
     stored = sorted(json.dumps(r["cell"], sort_keys=True) for r in records(tmp_path))  # in the order they finished
     assert stored == sorted(json.dumps(c, sort_keys=True) for c in CELLS)
-    first = load_results(matrix_run(REDUCED)[1])
-    assert json.dumps(on_ray.verdicts) == json.dumps(first.verdicts)
+    again = load_results(killed_and_resumed["folder"])  # the first test's run: this test needs it
     assert {v["attack"] for v in on_ray.verdicts} >= {"attribute", "exposure", "canaries"}
-    assert on_ray.tables == first.tables
+    assert on_ray.tables == again.tables
+    assert json.dumps(on_ray.verdicts) == json.dumps(again.verdicts)
+    assert json.dumps(on_ray.metrics) == json.dumps(again.metrics)
+    assert [s.text for s in on_ray.sections] == [s.text for s in again.sections]

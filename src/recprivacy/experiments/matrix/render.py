@@ -329,7 +329,7 @@ def _epsilon_text(o: Any) -> str:
             "uniform LDP, Gaussian) have matrix rows of their own federated system, but their whole-run claims (basic "
             "composition over every uploaded scalar and round) are far beyond any test; their own perturbation code is "
             "audited per release below. The sequential-model defences of paper 002 (rows marked SR-GNN: "
-            f"{', '.join(o.defences) or 'none selected'}) are each trained once, with reduced training ({o.params}), on the "
+            f"{', '.join(o.defences) or 'none selected'}) are each trained once, with reduced training ({dict(sorted(o.params.items()))}), on the "
             f"data with up to {o.canaries} canaries (one per user, an unseen item appended last with probability 1/2) and "
             "scored by the model's standardised score of the canary item for the user's canary-free sequence "
             "(`experiments.matrix.sequential`). DP-SGD's claim is per training sample, the unit a canary adds; DIPSGNN's and "
