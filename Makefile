@@ -22,8 +22,9 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/recprivacy audit --out runs
 
-# one pytest-xdist worker per core; a test file's tests stay together on one worker, in order (its
-# module fixtures are built once, and tests that build on an earlier one's state keep it); the 20
+# one pytest-xdist worker per core, plus one; a test file's tests stay together on one worker, in order (its
+# module fixtures are built once, and tests that build on an earlier one's state keep it), and the files
+# of the Ray tests go to one worker together (RAY_FILES in tests/conftest.py); the 20
 # slowest tests are listed at the end. Python writes its bytecode caches (an environment that sets
 # PYTHONDONTWRITEBYTECODE would make every process the suite starts compile the package and pytest
 # rewrite every test module's asserts again: 13 CPU s to collect the suite against 7.5 cached)
